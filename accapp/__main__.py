@@ -1,0 +1,3 @@
+from accapp.cli import main
+
+raise SystemExit(main())

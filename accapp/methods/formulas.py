@@ -1,0 +1,98 @@
+"""The judgment maths as pure functions: lists of numbers in, numbers out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+PEN_ALPHA = 0.8  # Lau et al. 2020; Ide et al. 2025 eq. 4
+
+
+def lp(logprobs: Sequence[float]) -> float:
+    return float(np.sum(logprobs, dtype=np.float64))
+
+
+def mean_lp(logprobs: Sequence[float]) -> float:
+    return lp(logprobs) / len(logprobs)
+
+
+def pen_lp(logprobs: Sequence[float], alpha: float = PEN_ALPHA) -> float:
+    return lp(logprobs) / (((5 + len(logprobs)) / (5 + 1)) ** alpha)
+
+
+def bayes_factor_uniform(logprobs: Sequence[float], vocab_size: int) -> float:
+    """Hu et al. 2025 eq. 6: log p(s) + N log |V|."""
+    return lp(logprobs) + len(logprobs) * math.log(vocab_size)
+
+
+def bayes_factor_unigram(logprobs: Sequence[float], unigram_logprobs: Sequence[float]) -> float:
+    """Hu et al. 2025 eq. 7: log p(s) - sum log p_uni(w_n)."""
+    return lp(logprobs) - lp(unigram_logprobs)
+
+
+def slor(logprobs: Sequence[float], unigram_logprobs: Sequence[float]) -> float:
+    """Hu et al. 2025 eq. 8: mean over tokens of log p(w_n | s_<n) - log p_uni(w_n)."""
+    return (lp(logprobs) - lp(unigram_logprobs)) / len(logprobs)
+
+
+def two_way_logprob(lp_first: float, lp_second: float) -> float:
+    """log of p1 / (p1 + p2), a softmax over the two answers (Ide et al. eq. 5), stable for any logits."""
+    return float(lp_first - np.logaddexp(lp_first, lp_second))
+
+
+def yes_probability(lp_yes: float, lp_no: float) -> float:
+    """P(Yes | s) = p(Yes) / (p(Yes) + p(No))."""
+    return math.exp(two_way_logprob(lp_yes, lp_no))
+
+
+def verdict(score_good: float, score_bad: float) -> str:
+    """'good' when the good sentence scores strictly higher; equal scores are a tie."""
+    if score_good > score_bad:
+        return "good"
+    if score_good < score_bad:
+        return "bad"
+    return "tie"
+
+
+def majority(votes: Sequence[bool]) -> bool:
+    """True when more than half the votes are True."""
+    return sum(bool(v) for v in votes) * 2 > len(votes)
+
+
+ENSEMBLE_SETTINGS = {
+    # id: (how many Yes/No prob comp predictions, how many in-template LP predictions); Ide §6
+    "ens_p_only": (5, 0),
+    "ens_mix_p3": (3, 2),
+    "ens_mix_l3": (2, 3),
+    "ens_l_only": (0, 5),
+}
+ENSEMBLE_TRIALS = 10
+
+
+def ensemble_draws(n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS, pool: int = 5, seed: int = 0) -> list[tuple[list[int], list[int]]]:
+    """Which templates each trial draws (without replacement); trial t uses seed + t.
+
+    One draw per trial applies to every pair, so a trial is one ensemble classifier.
+    """
+    draws = []
+    for t in range(trials):
+        rng = np.random.default_rng(seed + t)
+        p = sorted(int(i) for i in rng.choice(pool, size=n_p, replace=False))
+        l = sorted(int(i) for i in rng.choice(pool, size=n_l, replace=False))
+        draws.append((p, l))
+    return draws
+
+
+def ensemble_correct(p_votes: Sequence[bool], l_votes: Sequence[bool], n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS, seed: int = 0) -> float:
+    """Share of the seeded trials whose 5-vote majority picks the good sentence.
+
+    p_votes / l_votes: per template (5 each), whether that template judged the pair right.
+    Averaged over pairs this is the mean accuracy over trials that Ide et al. report.
+    """
+    hits = 0
+    for p, l in ensemble_draws(n_p, n_l, trials, len(p_votes) or 5, seed):
+        votes = [p_votes[i] for i in p] + [l_votes[i] for i in l]
+        hits += majority(votes)
+    return hits / trials

@@ -1,0 +1,168 @@
+"""Prompt-based methods: A/B prompting and Yes/No prob comp (Ide §3.3), and Hu & Levy 2023's
+metalinguistic prompts (Table 4) for sentence judgment and sentence comparison."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from accapp.methods import formulas as F
+from accapp.methods.base import Context, Method, NextRequest, Pair, row
+from accapp.prompts import render_prompt, template_set
+
+IDE = "Ide et al. 2025, §3.3"
+HU_LEVY = "Hu & Levy 2023, Table 4"
+
+
+def _ide_prompts(kind: str, ctx: Context) -> list[dict]:
+    style = "chat" if ctx.chat else "base"
+    return template_set("ide2025")[kind][ctx.language][style]
+
+
+def _render(ctx: Context, system: str | None, user: str) -> str:
+    joiner = template_set("ide2025")["joiner"].get(ctx.language, " ")
+    return render_prompt(ctx.tokenizer, ctx.chat, system, user, joiner)
+
+
+class ABPrompting(Method):
+    id = "ab_prompting"
+    family = "prompting"
+    name = "A/B prompting"
+    formula = "prediction = argmax over {A, B} of p(letter | prompt), both orders; score = log p(letter) / (p(A) + p(B))"
+    source = IDE
+
+    def templates(self, ctx):
+        return [t["id"] for t in _ide_prompts("ab", ctx)]
+
+    def _req(self, ctx, t, a, b):
+        tpl = next(x for x in _ide_prompts("ab", ctx) if x["id"] == t)
+        user = tpl["user"].replace("{sentence_a}", a).replace("{sentence_b}", b)
+        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]))
+
+    def requests(self, pair, ctx):
+        return [r for t in self.templates(ctx) for r in (self._req(ctx, t, pair.good, pair.bad), self._req(ctx, t, pair.bad, pair.good))]
+
+    def score(self, pair, ctx, res):
+        rows = []
+        for t in self.templates(ctx):
+            for variant, (a, b), good_letter in (("good=A", (pair.good, pair.bad), 0), ("good=B", (pair.bad, pair.good), 1)):
+                lps = res(self._req(ctx, t, a, b))
+                la, lb = float(lps[0]), float(lps[1])
+                pred = "A" if la > lb else "B" if lb > la else "tie"
+                g = F.two_way_logprob(lps[good_letter], lps[1 - good_letter])
+                bad = F.two_way_logprob(lps[1 - good_letter], lps[good_letter])
+                rows.append(row(self.id, t, g, bad, variant=variant, prediction=pred))
+        return rows
+
+
+class YesNoProbComp(Method):
+    id = "yes_no_prob_comp"
+    family = "prompting"
+    name = "Yes/No prob comp"
+    formula = "score(s) = P(Yes | s) = p(Yes) / (p(Yes) + p(No)) at the answer position"
+    source = IDE
+
+    def _set(self, ctx) -> tuple[list[dict], tuple[str, str]]:
+        """Chinese uses 是/否 when each is one token after the prompt, else Yes/No (Ide §3.3)."""
+        ide = template_set("ide2025")
+        if ctx.language != "zh":
+            return _ide_prompts("yes_no", ctx), tuple(ide["answers"]["yes_no"]["en"])
+        key = ("yes_no_zh_set",)
+        if key not in ctx.cache:
+            style = "chat" if ctx.chat else "base"
+            tpl = ide["yes_no"]["zh"][style][0]
+            prompt = _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", "他走了。"))
+            single = all(len(_answer_tokens(ctx, prompt, a)[1]) == 1 for a in ide["answers"]["yes_no"]["zh"])
+            name = "zh" if single else "zh_answer_yes_no"
+            ctx.cache[key] = (ide["yes_no"][name][style], tuple(ide["answers"]["yes_no"][name]))
+        return ctx.cache[key]
+
+    def templates(self, ctx):
+        return [t["id"] for t in self._set(ctx)[0]]
+
+    def _req(self, ctx, t, sentence):
+        prompts, answers = self._set(ctx)
+        tpl = next(x for x in prompts if x["id"] == t)
+        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers)
+
+    def requests(self, pair, ctx):
+        return [self._req(ctx, t, s) for t in self.templates(ctx) for s in (pair.good, pair.bad)]
+
+    def score(self, pair, ctx, res):
+        rows = []
+        for t in self.templates(ctx):
+            g = res(self._req(ctx, t, pair.good))
+            b = res(self._req(ctx, t, pair.bad))
+            rows.append(row(self.id, t, F.yes_probability(g[0], g[1]), F.yes_probability(b[0], b[1])))
+        return rows
+
+
+def _answer_tokens(ctx: Context, prompt: str, answer: str):
+    """(context ids, answer ids) as the tokenizer writes the answer right after the prompt."""
+    tok = ctx.tokenizer
+    ctx_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    full = tok(prompt + answer, add_special_tokens=False)["input_ids"]
+    k = 0
+    while k < min(len(ctx_ids), len(full)) and ctx_ids[k] == full[k]:
+        k += 1
+    return full[:k], full[k:]
+
+
+class MetaPrompt(Method):
+    """Hu & Levy 2023: one prompt type, for sentence judgment and sentence comparison."""
+
+    family = "metalinguistic prompting"
+    source = HU_LEVY
+
+    def __init__(self, id, name):
+        self.id, self.name = id, name
+        self.formula = (
+            "judgment: score(s) = log p(Yes | prompt(s)); comparison: score(s) = mean over both orders "
+            "of log p(option of s | prompt(1, 2))"
+        )
+
+    def templates(self, ctx):
+        return ["judgment", "comparison"]
+
+    def _prompt(self, ctx, task, **fill):
+        spec = template_set("hu_levy2023")[task][ctx.language][self.id]
+        user = spec["user"]
+        for k, v in fill.items():
+            user = user.replace("{" + k + "}", v)
+        if ctx.chat:
+            return render_prompt(ctx.tokenizer, True, None, user)
+        return user + spec["base_suffix"]
+
+    def _judge(self, ctx, s):
+        answers = template_set("hu_levy2023")["answers"]["judgment"][ctx.language]
+        return NextRequest(self._prompt(ctx, "judgment", sentence=s), tuple(answers))
+
+    def _compare(self, ctx, s1, s2):
+        return NextRequest(self._prompt(ctx, "comparison", sentence1=s1, sentence2=s2), tuple(template_set("hu_levy2023")["answers"]["comparison"]))
+
+    def requests(self, pair, ctx):
+        return [
+            self._judge(ctx, pair.good), self._judge(ctx, pair.bad),
+            self._compare(ctx, pair.good, pair.bad), self._compare(ctx, pair.bad, pair.good),
+        ]
+
+    def score(self, pair, ctx, res):
+        g, b = res(self._judge(ctx, pair.good)), res(self._judge(ctx, pair.bad))
+        said = lambda x: "Yes" if x[0] > x[1] else "No" if x[0] < x[1] else "tie"  # noqa: E731
+        judgment = row(self.id, "judgment", g[0], b[0], prediction=f"good:{said(g)} bad:{said(b)}")
+        first = res(self._compare(ctx, pair.good, pair.bad))  # good is option 1
+        second = res(self._compare(ctx, pair.bad, pair.good))  # good is option 2
+        comparison = row(
+            self.id, "comparison",
+            float(np.mean([first[0], second[1]])), float(np.mean([first[1], second[0]])),
+        )
+        return [judgment, comparison]
+
+
+def prompting_methods() -> list[Method]:
+    return [
+        ABPrompting(),
+        YesNoProbComp(),
+        MetaPrompt("meta_question_simple", "MetaQuestionSimple"),
+        MetaPrompt("meta_instruct", "MetaInstruct"),
+        MetaPrompt("meta_question_complex", "MetaQuestionComplex"),
+    ]

@@ -1,0 +1,129 @@
+"""Probability readout: LP, MeanLP, PenLP (Ide §3.1), in-template readout (Ide §3.2),
+and Hu et al. 2025's normalisations (§6.1)."""
+
+from __future__ import annotations
+
+from accapp.methods import formulas as F
+from accapp.methods.base import Context, Method, Pair, SeqRequest, row
+from accapp.methods.unigram import unigram_logprobs
+from accapp.prompts import fill_parts, template_set
+
+IDE = "Ide et al. 2025"
+HU = "Hu et al. 2025, §6.1"
+
+
+class SentenceReadout(Method):
+    """A score of the bare sentence's token log-probs."""
+
+    family = "sentence probability"
+    source = f"{IDE}, §3.1"
+
+    def __init__(self, id, name, formula, fn, family=None, source=None):
+        self.id, self.name, self.formula, self._fn = id, name, formula, fn
+        self.family = family or self.family
+        self.source = source or self.source
+
+    def requests(self, pair, ctx):
+        return [SeqRequest((pair.good,)), SeqRequest((pair.bad,))]
+
+    def score(self, pair, ctx, res):
+        g = res(SeqRequest((pair.good,))).logprobs
+        b = res(SeqRequest((pair.bad,))).logprobs
+        return [row(self.id, "-", self._fn(g, ctx), self._fn(b, ctx))]
+
+
+def _unigram_of(ctx: Context, request: SeqRequest, res):
+    table = ctx.cache.get(("unigram", ctx.language))
+    if table is None:
+        table = ctx.cache[("unigram", ctx.language)] = unigram_logprobs(ctx.lm, ctx.language)
+    ids = res(request).ids
+    return table[ids]
+
+
+class UnigramReadout(SentenceReadout):
+    family = "normalised probability"
+    source = HU
+
+    def score(self, pair, ctx, res):
+        out = []
+        vals = []
+        for s in (pair.good, pair.bad):
+            req = SeqRequest((s,))
+            vals.append(self._fn(res(req).logprobs, _unigram_of(ctx, req, res)))
+        out.append(row(self.id, "-", *vals))
+        return out
+
+
+class InTemplateSingle(Method):
+    family = "in-template"
+    source = f"{IDE}, §3.2 (templates: the paper's five per language)"
+
+    def __init__(self, id, name, formula, fn):
+        self.id, self.name, self.formula, self._fn = id, name, formula, fn
+
+    def templates(self, ctx):
+        return [t["id"] for t in template_set("ide2025")["in_template_single"][ctx.language]]
+
+    def _req(self, ctx, tid, sentence):
+        text = next(t["text"] for t in template_set("ide2025")["in_template_single"][ctx.language] if t["id"] == tid)
+        return SeqRequest(fill_parts(text, sentence))
+
+    def requests(self, pair, ctx):
+        return [self._req(ctx, t, s) for t in self.templates(ctx) for s in (pair.good, pair.bad)]
+
+    def _lps(self, ctx, req, res, sentence):
+        out = res(req)
+        if ctx.in_template_scope == "sentence":
+            return out.part_logprobs(req.parts.index(sentence))
+        return out.logprobs
+
+    def score(self, pair, ctx, res):
+        rows = []
+        for t in self.templates(ctx):
+            g = self._lps(ctx, self._req(ctx, t, pair.good), res, pair.good)
+            b = self._lps(ctx, self._req(ctx, t, pair.bad), res, pair.bad)
+            rows.append(row(self.id, t, self._fn(g), self._fn(b)))
+        return rows
+
+
+class InTemplateComparative(Method):
+    id = "in_template_comparative_lp"
+    family = "in-template"
+    name = "In-template comparative LP"
+    formula = "score(good) = LP(T(good, bad)); score(bad) = LP(T(bad, good))"
+    source = f"{IDE}, §3.2"
+
+    def templates(self, ctx):
+        return [t["id"] for t in template_set("ide2025")["in_template_comparative"][ctx.language]]
+
+    def _req(self, ctx, tid, first, second):
+        text = next(t["text"] for t in template_set("ide2025")["in_template_comparative"][ctx.language] if t["id"] == tid)
+        return SeqRequest(fill_parts(text, first, second))
+
+    def requests(self, pair, ctx):
+        return [r for t in self.templates(ctx) for r in (self._req(ctx, t, pair.good, pair.bad), self._req(ctx, t, pair.bad, pair.good))]
+
+    def score(self, pair, ctx, res):
+        return [
+            row(self.id, t, F.lp(res(self._req(ctx, t, pair.good, pair.bad)).logprobs), F.lp(res(self._req(ctx, t, pair.bad, pair.good)).logprobs))
+            for t in self.templates(ctx)
+        ]
+
+
+def readout_methods() -> list[Method]:
+    vocab = lambda ctx: ctx.lm.vocab_size  # noqa: E731
+    return [
+        SentenceReadout("lp", "LP", "LP(s) = Σ log p(t_i | t_<i)", lambda x, ctx: F.lp(x)),
+        SentenceReadout("mean_lp", "MeanLP", "MeanLP(s) = LP(s) / |s|", lambda x, ctx: F.mean_lp(x)),
+        SentenceReadout("pen_lp", "PenLP", "PenLP(s) = LP(s) / ((5 + |s|) / 6)^0.8", lambda x, ctx: F.pen_lp(x)),
+        InTemplateSingle("in_template_lp", "In-template LP", "LP of the template filled with the sentence", F.lp),
+        InTemplateSingle("in_template_mean_lp", "In-template MeanLP", "MeanLP of the template filled with the sentence", F.mean_lp),
+        InTemplateSingle("in_template_pen_lp", "In-template PenLP", "PenLP of the template filled with the sentence", F.pen_lp),
+        InTemplateComparative(),
+        SentenceReadout(
+            "bayes_factor_uniform", "Bayes factor (uniform)", "log p(s) + N log |V|",
+            lambda x, ctx: F.bayes_factor_uniform(x, vocab(ctx)), family="normalised probability", source=HU,
+        ),
+        UnigramReadout("bayes_factor_unigram", "Bayes factor (unigram)", "log p(s) − Σ log p_uni(w_n)", F.bayes_factor_unigram),
+        UnigramReadout("slor", "SLOR", "(1/N) Σ [log p(w_n | s_<n) − log p_uni(w_n)]", F.slor),
+    ]

@@ -1,0 +1,1 @@
+"""Scorers turn strings into per-token log-probabilities."""
