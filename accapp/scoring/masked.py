@@ -1,0 +1,351 @@
+"""Masked-LM scorer: per-token pseudo-log-likelihoods under Kauf & Ivanova's four variants.
+
+Definitions (mask sets per variant) live in accapp.methods.pll; words in accapp.words.
+
+What it computes, per sentence (``MaskedScorer.score_sentences`` / ``sentence_pll``):
+``SentencePLL`` with
+- ``tokens``: one ``TokenPLL`` per scored token (special tokens such as [CLS]/[SEP]/<s>/</s>
+  are never masked and never scored): its text and character span, the tokenizer's piece,
+  the word it belongs to (index and text), and per variant its log-prob and the scored-token
+  indices that were masked when predicting it (``masked[variant]``, always containing the
+  token's own index);
+- ``words``: one ``WordPLL`` per word (accapp.words): its tokens, its summed log-prob per
+  variant, ``inflation`` = PLL-original - PLL-word-l2r of the word (nats) and ``inflated``,
+  True for a word of two or more tokens whose inflation exceeds ``INFLATION_MARGIN``
+  (1 nat): the original PLL lets each piece see the others (Kauf & Ivanova, Fig. 2);
+- ``scores``: the sentence PLL per variant (sum of its tokens' log-probs, float64).
+
+How (the chunking rule): every (sentence, mask set) pair is one masked copy of the
+sentence; copies with equal mask sets are computed once (every token of a word shares its
+whole-word copy, a word's last token has the same word-l2r and original copy, the last
+token's sentence-l2r copy is its original copy). The copies of all sentences asked for
+at once are sorted by length and run through the encoder ``chunk_size`` copies at a time
+(default 64, right-padded with an attention mask), never all at once, so memory is bounded
+by chunk_size x sentence length whatever the sentence. Only the hidden states at the
+target positions go through the MLM head, ``HEAD_ROWS`` rows at a time, and the
+log-softmax over the vocabulary is taken in float32 whatever the model dtype. Models whose
+head the scorer does not know fall back to the full logits of each chunk (still bounded by
+chunk_size).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from accapp.errors import UserError
+from accapp.methods.pll import VARIANTS, mask_sets
+from accapp.words import Word, assign_words, split_words
+
+DEFAULT_CHUNK_SIZE = 64  # masked copies per forward pass
+HEAD_ROWS = 512  # hidden-state rows projected onto the vocabulary at once
+INFLATION_MARGIN = 1.0  # nats: PLL-original - PLL-word-l2r of a multi-token word above this = inflated
+
+
+@dataclass(frozen=True)
+class EncodedSentence:
+    """A sentence tokenized for PLL scoring."""
+
+    text: str
+    input_ids: tuple[int, ...]  # the model input, special tokens included
+    positions: tuple[int, ...]  # input position of each scored token
+    offsets: tuple[tuple[int, int], ...]  # character span of each scored token
+    pieces: tuple[str, ...]  # tokenizer's token string of each scored token
+    words: tuple[Word, ...]
+    word_of: tuple[int, ...]  # word index of each scored token
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+@dataclass
+class TokenPLL:
+    index: int  # among the scored tokens (0-based)
+    position: int  # in the model input (special tokens counted)
+    token_id: int
+    token: str  # the characters it covers, text[start:end]
+    piece: str  # the tokenizer's token string ("##la", "Ġdon", ...)
+    start: int
+    end: int
+    word_index: int
+    word: str
+    logprob: dict = field(default_factory=dict)  # variant -> log p (nats)
+    masked: dict = field(default_factory=dict)  # variant -> scored-token indices masked for it
+
+
+@dataclass
+class WordPLL:
+    index: int
+    text: str
+    start: int
+    end: int
+    tokens: list  # scored-token indices
+    pieces: list  # their texts
+    logprob: dict = field(default_factory=dict)  # variant -> sum over the word's tokens
+    inflation: float | None = None  # logprob["original"] - logprob["word_l2r"], when both computed
+    inflated: bool = False
+
+
+@dataclass
+class SentencePLL:
+    text: str
+    variants: tuple
+    tokens: list  # TokenPLL
+    words: list  # WordPLL
+    scores: dict  # variant -> PLL
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "variants": list(self.variants),
+            "scores": dict(self.scores),
+            "tokens": [asdict(t) for t in self.tokens],
+            "words": [asdict(w) for w in self.words],
+            "inflation_margin": INFLATION_MARGIN,
+        }
+
+    def token_logprobs(self, variant: str) -> np.ndarray:
+        return np.array([t.logprob[variant] for t in self.tokens], dtype=np.float64)
+
+
+def _split_model(model):
+    """(encoder, head) of a known masked-LM class, or None to use the full logits."""
+    base = getattr(model, getattr(model, "base_model_prefix", ""), None)
+    if base is None:
+        return None
+    if hasattr(model, "cls") and hasattr(model.cls, "predictions"):  # BERT
+        return base, model.cls
+    if hasattr(model, "lm_head"):  # RoBERTa, XLM-R, CamemBERT
+        return base, model.lm_head
+    if all(hasattr(model, a) for a in ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector")):
+        def head(h):  # DistilBERT
+            return model.vocab_projector(model.vocab_layer_norm(model.activation(model.vocab_transform(h))))
+        return base, head
+    if hasattr(model, "generator_predictions") and hasattr(model, "generator_lm_head"):  # ELECTRA generator
+        return base, lambda h: model.generator_lm_head(model.generator_predictions(h))
+    if hasattr(model, "predictions") and type(model).__name__.startswith("Albert"):
+        return base, model.predictions
+    return None
+
+
+class MaskedScorer:
+    """PLL scorer around a masked LM and its fast tokenizer (see the module doc)."""
+
+    def __init__(self, model, tokenizer, chunk_size: int = DEFAULT_CHUNK_SIZE, lm=None, split_head: bool = True) -> None:
+        if chunk_size is None or int(chunk_size) < 1:
+            raise UserError("chunk_size must be a positive number of masked copies.")
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError("PLL scoring needs a fast tokenizer (character offsets).")
+        if tokenizer.mask_token_id is None:
+            raise ValueError("the tokenizer has no mask token")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.lm = lm
+        self.chunk_size = int(chunk_size)
+        self.mask_id = int(tokenizer.mask_token_id)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad) if pad is not None else self.mask_id
+        self._split = _split_model(model) if split_head else None
+        self.device = next(model.parameters()).device
+        self._encode_cache: OrderedDict = OrderedDict()
+        self.forward_passes = 0  # chunks run (for tests and benchmarks)
+        self.copies_scored = 0
+
+    @classmethod
+    def from_loaded(cls, lm, chunk_size: int = DEFAULT_CHUNK_SIZE) -> "MaskedScorer":
+        return cls(lm.model, lm.tokenizer, chunk_size=chunk_size, lm=lm)
+
+    # ---- tokenization -------------------------------------------------------------
+    def encode(self, text: str) -> EncodedSentence:
+        hit = self._encode_cache.get(text)
+        if hit is not None:
+            return hit
+        kwargs = dict(add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
+        try:  # text that looks like "[MASK]" is text, not a special token
+            enc = self.tokenizer(text, split_special_tokens=True, **kwargs)
+        except TypeError:
+            enc = self.tokenizer(text, **kwargs)
+        ids = list(enc["input_ids"])
+        special = list(enc["special_tokens_mask"])
+        offs = [tuple(o) for o in enc["offset_mapping"]]
+        positions = tuple(p for p in range(len(ids)) if not special[p])
+        offsets = tuple((int(offs[p][0]), int(offs[p][1])) for p in positions)
+        pieces = tuple(self.tokenizer.convert_ids_to_tokens([ids[p] for p in positions]))
+        words = tuple(split_words(text))
+        word_of = tuple(assign_words(offsets, [(w.start, w.end) for w in words]))
+        hit = EncodedSentence(text, tuple(int(i) for i in ids), positions, offsets, pieces, words, word_of)
+        self._encode_cache[text] = hit
+        if len(self._encode_cache) > 50_000:
+            self._encode_cache.popitem(last=False)
+        return hit
+
+    def n_tokens(self, text: str) -> int:
+        """Scored tokens of the bare sentence (special tokens excluded)."""
+        return len(self.encode(text))
+
+    def masked_input(self, text: str, masked: tuple[int, ...]) -> list[int]:
+        """Model input ids of `text` with the given scored tokens replaced by the mask token."""
+        enc = self.encode(text)
+        ids = list(enc.input_ids)
+        for t in masked:
+            ids[enc.positions[t]] = self.mask_id
+        return ids
+
+    # ---- scoring ----------------------------------------------------------------------
+    def _run_chunk(self, chunk: list, encs: list[EncodedSentence]) -> list[np.ndarray]:
+        """chunk: list of (sentence index, mask set, target token indices). Log-probs per copy."""
+        lengths = [len(encs[s].input_ids) for s, _, _ in chunk]
+        width = max(lengths)
+        ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+        att = torch.zeros((len(chunk), width), dtype=torch.long)
+        rows_b, rows_p, gold = [], [], []
+        for b, (s, masked, targets) in enumerate(chunk):
+            enc = encs[s]
+            x = list(enc.input_ids)
+            for t in masked:
+                x[enc.positions[t]] = self.mask_id
+            ids[b, : len(x)] = torch.tensor(x)
+            att[b, : len(x)] = 1
+            for t in targets:
+                rows_b.append(b)
+                rows_p.append(enc.positions[t])
+                gold.append(enc.input_ids[enc.positions[t]])
+        ids, att = ids.to(self.device), att.to(self.device)
+        rb = torch.tensor(rows_b, device=self.device)
+        rp = torch.tensor(rows_p, device=self.device)
+        gold_t = torch.tensor(gold, device=self.device).unsqueeze(1)
+        if self._split is not None:
+            encoder, head = self._split
+            hidden = encoder(input_ids=ids, attention_mask=att)[0]
+            rows = hidden[rb, rp]
+            parts = []
+            for r0 in range(0, rows.shape[0], HEAD_ROWS):
+                logits = head(rows[r0 : r0 + HEAD_ROWS]).float()
+                parts.append(torch.log_softmax(logits, dim=-1).gather(1, gold_t[r0 : r0 + HEAD_ROWS]))
+            lp = torch.cat(parts)[:, 0]
+        else:
+            logits = self.model(input_ids=ids, attention_mask=att).logits
+            rows = logits[rb, rp].float()
+            lp = torch.log_softmax(rows, dim=-1).gather(1, gold_t)[:, 0]
+        self.forward_passes += 1
+        self.copies_scored += len(chunk)
+        lp = lp.double().cpu().numpy()
+        out, k = [], 0
+        for _, _, targets in chunk:
+            out.append(lp[k : k + len(targets)])
+            k += len(targets)
+        return out
+
+    def score_sentences(self, texts: list[str], variants=VARIANTS) -> list[SentencePLL]:
+        """PLL detail of every text under the given variants; all copies share the chunks."""
+        variants = tuple(dict.fromkeys(variants))
+        for v in variants:
+            if v not in VARIANTS:
+                raise ValueError(f"unknown PLL variant {v!r}")
+        encs = [self.encode(t) for t in texts]
+        uniq: dict[tuple, int] = {}
+        sent_of = [uniq.setdefault(e.input_ids + (-1,) + tuple(e.word_of), len(uniq)) for e in encs]
+        first = {}
+        for i, s in enumerate(sent_of):
+            first.setdefault(s, i)
+        u_encs = [encs[first[s]] for s in range(len(uniq))]
+        plans = [{v: mask_sets(e.word_of, v) for v in variants} for e in u_encs]
+        copies: dict[tuple, dict] = {}  # (sentence, mask set) -> targets (ordered set)
+        for s, plan in enumerate(plans):
+            for v in variants:
+                for t, m in enumerate(plan[v]):
+                    copies.setdefault((s, m), {})[t] = None
+        order = sorted(copies, key=lambda k: (len(u_encs[k[0]].input_ids), k[0], k[1]))
+        table: dict[tuple, float] = {}
+        with torch.inference_mode():
+            for c0 in range(0, len(order), self.chunk_size):
+                chunk = [(s, m, tuple(copies[(s, m)])) for s, m in order[c0 : c0 + self.chunk_size]]
+                for (s, m, targets), lps in zip(chunk, self._run_chunk(chunk, u_encs)):
+                    for t, x in zip(targets, lps):
+                        table[(s, m, t)] = float(x)
+        return [self._assemble(encs[i], plans[s], s, table, variants) for i, s in enumerate(sent_of)]
+
+    def sentence_pll(self, text: str, variants=VARIANTS) -> SentencePLL:
+        return self.score_sentences([text], variants)[0]
+
+    @staticmethod
+    def _assemble(enc: EncodedSentence, plan: dict, s: int, table: dict, variants: tuple) -> SentencePLL:
+        text = enc.text
+        tokens = []
+        for t in range(len(enc)):
+            a, b = enc.offsets[t]
+            w = enc.word_of[t]
+            tokens.append(TokenPLL(
+                index=t,
+                position=enc.positions[t],
+                token_id=enc.input_ids[enc.positions[t]],
+                token=text[a:b],
+                piece=enc.pieces[t],
+                start=a,
+                end=b,
+                word_index=w,
+                word=enc.words[w].text if 0 <= w < len(enc.words) else "",
+                logprob={v: table[(s, plan[v][t], t)] for v in variants},
+                masked={v: list(plan[v][t]) for v in variants},
+            ))
+        words = []
+        for word in enc.words:
+            mine = [t for t in range(len(enc)) if enc.word_of[t] == word.index]
+            lp = {v: float(np.sum([tokens[t].logprob[v] for t in mine], dtype=np.float64)) for v in variants}
+            inflation = lp["original"] - lp["word_l2r"] if "original" in lp and "word_l2r" in lp else None
+            words.append(WordPLL(
+                index=word.index,
+                text=word.text,
+                start=word.start,
+                end=word.end,
+                tokens=mine,
+                pieces=[tokens[t].token for t in mine],
+                logprob=lp,
+                inflation=inflation,
+                inflated=bool(len(mine) > 1 and inflation is not None and inflation > INFLATION_MARGIN),
+            ))
+        scores = {v: float(np.sum([tk.logprob[v] for tk in tokens], dtype=np.float64)) for v in variants}
+        return SentencePLL(text, variants, tokens, words, scores)
+
+
+# ---- loading registry models ---------------------------------------------------------------
+def load_masked_model(model_id: str, dtype: str = "fp32", quantization: str | None = None, device: str | None = None):
+    """Load a registry masked LM (kind "masked") with AutoModelForMaskedLM from its hub id.
+
+    Only registry ids load (others raise UserError); needs a reachable hub or a local HF cache.
+    """
+    from accapp.models import get_spec
+    from accapp.models.loading import DTYPES, QUANTIZATIONS, LoadedModel, _quantization_config, pick_device
+
+    spec = get_spec(model_id)
+    if spec.kind != "masked":
+        raise UserError(f"Model '{model_id}' is a {spec.kind} LM, not a masked LM.")
+    if dtype not in DTYPES:
+        raise UserError(f"Unknown dtype '{dtype}'. Choose one of: {', '.join(DTYPES)}.")
+    if quantization not in QUANTIZATIONS:
+        raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
+    if spec.source.get("type") != "hub" or not spec.hub_id:
+        raise UserError(f"Model '{model_id}' has no hub source to load from.")
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    device = pick_device(device)
+    kwargs: dict = {"dtype": DTYPES[dtype]}
+    qconfig = _quantization_config(quantization)
+    if qconfig is not None:
+        kwargs["quantization_config"] = qconfig
+        kwargs["device_map"] = device
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(spec.hub_id)
+        model = AutoModelForMaskedLM.from_pretrained(spec.hub_id, **kwargs)
+    except OSError as exc:
+        raise UserError(
+            f"Could not load '{model_id}' ({spec.hub_id}): {exc}. Hub models need a network connection."
+        ) from exc
+    if qconfig is None:
+        model.to(device)
+    model.eval()
+    start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)
