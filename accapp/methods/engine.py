@@ -76,6 +76,19 @@ class Engine:
             plans.append((self.scorer.with_start(full[:k]), tuple(full[k:])))
         return plans
 
+    def _seq_limit(self, req: SeqRequest) -> int:
+        """Tokens a templated string shares with its template-mates: start token + first part."""
+        return 1 + len(self.scorer.encode(req.parts[0]).ids) if len(req.parts) > 1 else 0
+
+    def _prompt_limit(self, req: NextRequest) -> int:
+        if not req.prefix:
+            return 0
+        a, b = self.scorer.encode(req.prefix).ids, self.scorer.encode(req.prompt).ids
+        k = 0
+        while k < min(len(a), len(b)) and a[k] == b[k]:
+            k += 1
+        return len(self.scorer.with_start(b[:k]))
+
     def execute(self, requests) -> dict:
         seq_reqs = [r for r in requests if isinstance(r, SeqRequest)]
         next_reqs = [r for r in requests if isinstance(r, NextRequest)]
@@ -90,7 +103,9 @@ class Engine:
 
         seqs = [self.scorer.with_start(tuple(encoded[r][0])) for r in seq_reqs]
         seqs += [plans[r][i][0] + plans[r][i][1] for r, i in chained]
-        lps = self.scorer.sequence_logprobs(seqs) if seqs else []
+        groups = [r.group for r in seq_reqs] + [r.group for r, _ in chained]
+        limits = [self._seq_limit(r) for r in seq_reqs] + [self._prompt_limit(r) for r, _ in chained]
+        lps = self.scorer.sequence_logprobs(seqs, groups, limits) if seqs else []
         for r, lp in zip(seq_reqs, lps):
             ids, offsets, part_of = encoded[r]
             text = "".join(r.parts)
@@ -104,7 +119,8 @@ class Engine:
         if simple:
             ctxs = [plans[r][0][0] for r in simple]
             cands = [tuple(a[0] for _, a in plans[r]) for r in simple]
-            for r, v in zip(simple, self.scorer.next_token_logprobs(ctxs, cands)):
+            limits = [self._prompt_limit(r) for r in simple]
+            for r, v in zip(simple, self.scorer.next_token_logprobs(ctxs, cands, [r.group for r in simple], limits)):
                 out[r] = v.astype(np.float64)
         return out
 

@@ -23,6 +23,19 @@ def _render(ctx: Context, system: str | None, user: str) -> str:
     return render_prompt(ctx.tokenizer, ctx.chat, system, user, joiner)
 
 
+HOLE = "\ue000"  # a private-use character no sentence or template contains
+
+
+def template_prefix(ctx: Context, key: str, render) -> str:
+    """The part of a method's prompt that comes before any sentence: the same for every
+    pair, so its KV cache is computed once and found again (render(hole) builds the prompt)."""
+    cache_key = ("prefix", key)
+    if cache_key not in ctx.cache:
+        text = render(HOLE)
+        ctx.cache[cache_key] = text[: text.index(HOLE)]
+    return ctx.cache[cache_key]
+
+
 class ABPrompting(Method):
     id = "ab_prompting"
     family = "prompting"
@@ -36,7 +49,8 @@ class ABPrompting(Method):
     def _req(self, ctx, t, a, b):
         tpl = next(x for x in _ide_prompts("ab", ctx) if x["id"] == t)
         user = tpl["user"].replace("{sentence_a}", a).replace("{sentence_b}", b)
-        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]))
+        prefix = template_prefix(ctx, f"ab:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence_a}", h).replace("{sentence_b}", h)))
+        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]), f"ab:{t}", prefix)
 
     def requests(self, pair, ctx):
         return [r for t in self.templates(ctx) for r in (self._req(ctx, t, pair.good, pair.bad), self._req(ctx, t, pair.bad, pair.good))]
@@ -82,7 +96,8 @@ class YesNoProbComp(Method):
     def _req(self, ctx, t, sentence):
         prompts, answers = self._set(ctx)
         tpl = next(x for x in prompts if x["id"] == t)
-        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers)
+        prefix = template_prefix(ctx, f"yes_no:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", h)))
+        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers, f"yes_no:{t}", prefix)
 
     def requests(self, pair, ctx):
         return [self._req(ctx, t, s) for t in self.templates(ctx) for s in (pair.good, pair.bad)]
@@ -134,10 +149,15 @@ class MetaPrompt(Method):
 
     def _judge(self, ctx, s):
         answers = template_set("hu_levy2023")["answers"]["judgment"][ctx.language]
-        return NextRequest(self._prompt(ctx, "judgment", sentence=s), tuple(answers))
+        prefix = template_prefix(ctx, f"{self.id}:judgment", lambda h: self._prompt(ctx, "judgment", sentence=h))
+        return NextRequest(self._prompt(ctx, "judgment", sentence=s), tuple(answers), f"{self.id}:judgment", prefix)
 
     def _compare(self, ctx, s1, s2):
-        return NextRequest(self._prompt(ctx, "comparison", sentence1=s1, sentence2=s2), tuple(template_set("hu_levy2023")["answers"]["comparison"]))
+        prefix = template_prefix(ctx, f"{self.id}:comparison", lambda h: self._prompt(ctx, "comparison", sentence1=h, sentence2=h))
+        return NextRequest(
+            self._prompt(ctx, "comparison", sentence1=s1, sentence2=s2),
+            tuple(template_set("hu_levy2023")["answers"]["comparison"]), f"{self.id}:comparison", prefix,
+        )
 
     def requests(self, pair, ctx):
         return [

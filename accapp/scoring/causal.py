@@ -49,7 +49,9 @@ class CausalScorer:
         batch_size: int = 32,
         share_prefix: bool = True,
         vocab_chunk: int = 256,
+        prefix_cache_size: int = 128,
     ) -> None:
+        self.prefix_cache_size = prefix_cache_size
         self.lm = lm
         self.model = lm.model
         self.tokenizer = lm.tokenizer
@@ -119,25 +121,38 @@ class CausalScorer:
         lps = self._logprobs_of(hidden[:-1], ids[0, 1:]) if len(prefix) > 1 else torch.empty(0)
         hit = (hidden[-1:], out.past_key_values, lps)
         self._prefix_cache[prefix] = hit
-        while len(self._prefix_cache) > 8:
+        while len(self._prefix_cache) > self.prefix_cache_size:
             self._prefix_cache.popitem(last=False)
         return hit
 
     # ---- batched core --------------------------------------------------------------
-    def _batches(self, seqs: list[tuple[int, ...]]):
-        """Index batches; sequences sorted so that those sharing a template sit together."""
-        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
-        for i in range(0, len(order), self.batch_size):
-            yield order[i : i + self.batch_size]
+    def _batches(self, seqs: list[tuple[int, ...]], groups: list[str] | None = None):
+        """Index batches: sequences of one group (one template) together, by length within it.
 
-    def _forward_batch(self, batch: list[tuple[int, ...]]):
+        A batch never mixes groups, so its shared prefix is at least the template's, and
+        similar lengths waste little padding.
+        """
+        groups = groups or [""] * len(seqs)
+        order = sorted(range(len(seqs)), key=lambda i: (groups[i], len(seqs[i]), seqs[i]))
+        batch: list[int] = []
+        for i in order:
+            if batch and (len(batch) == self.batch_size or groups[batch[0]] != groups[i]):
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
+    def _forward_batch(self, batch: list[tuple[int, ...]], limit: int | None = None):
         """Returns (shared prefix length P, prefix info, suffix hidden (B, L, H), lengths).
 
         Rows are right-padded: with a causal model, padding after a token never changes it,
         so no attention mask is needed.
         """
         shared = common_prefix_len(batch) if self.share_prefix else 0
-        shared = min(shared, min(len(s) for s in batch) - 1)
+        # The template's own prefix (limit) is what repeats across batches and calls: keep
+        # the shared part to it, so its cached KV is found again.
+        shared = min(shared, min(len(s) for s in batch) - 1, limit if limit is not None else shared)
         use_prefix = shared >= MIN_SHARED_PREFIX
         P = shared if use_prefix else 0
         suffixes = [s[P:] for s in batch]
@@ -154,12 +169,17 @@ class CausalScorer:
         return 0, None, hidden, [len(s) for s in suffixes], ids
 
     @torch.inference_mode()
-    def sequence_logprobs(self, seqs: list[tuple[int, ...]]) -> list[np.ndarray]:
-        """For each sequence (starting with the start token), log p(seq[i] | seq[:i]) for i >= 1."""
+    def sequence_logprobs(self, seqs: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
+        """For each sequence (starting with the start token), log p(seq[i] | seq[:i]) for i >= 1.
+
+        groups: optional label per sequence (e.g. its template); only equal labels share a batch.
+        limits: optional per sequence, how many leading tokens (start token included) are its
+        template's and may be shared with other sequences of the group.
+        """
         results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx in self._batches(seqs):
+        for idx in self._batches(seqs, groups):
             batch = [seqs[i] for i in idx]
-            P, prefix, hidden, lengths, ids = self._forward_batch(batch)
+            P, prefix, hidden, lengths, ids = self._forward_batch(batch, min(limits[i] for i in idx) if limits else None)
             rows, targets = [], []
             for b, n in enumerate(lengths):
                 start = 1 if P == 0 else 0  # without a prefix, the first token is the start token
@@ -181,15 +201,16 @@ class CausalScorer:
         return results  # type: ignore[return-value]
 
     @torch.inference_mode()
-    def next_token_logprobs(self, seqs: list[tuple[int, ...]], candidates: list[tuple[int, ...]]) -> list[np.ndarray]:
+    def next_token_logprobs(self, seqs: list[tuple[int, ...]], candidates: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
         """Full-vocabulary log-probs of candidate next tokens after each whole sequence.
 
-        The vocabulary projection runs at the answer position only.
+        The vocabulary projection runs at the answer position only. groups/limits as in
+        sequence_logprobs.
         """
         results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx in self._batches(seqs):
+        for idx in self._batches(seqs, groups):
             batch = [seqs[i] for i in idx]
-            _, _, hidden, lengths, _ = self._forward_batch(batch)
+            _, _, hidden, lengths, _ = self._forward_batch(batch, min(limits[i] for i in idx) if limits else None)
             last = torch.stack([hidden[b, n - 1] for b, n in enumerate(lengths)])
             width = max(len(candidates[i]) for i in idx)
             cand = torch.tensor([list(candidates[i]) + [candidates[i][0]] * (width - len(candidates[i])) for i in idx])

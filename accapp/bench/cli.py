@@ -1,0 +1,48 @@
+"""`python -m accapp bench` and `python -m accapp consolidate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def cmd_bench(args) -> int:
+    from accapp.bench.runner import consolidate, run_benchmark
+    from accapp.cli import build_engine
+    from accapp.methods import resolve
+
+    resolve(args.methods)
+    engine = build_engine(args)
+    paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
+    summary = run_benchmark(engine, args.model, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)
+    print(f"units written: {summary['units_written']}, skipped (already done): {summary['units_skipped']}, {summary['seconds']:.1f} s")
+    if args.consolidate_to:
+        for path in consolidate(Path(args.out), Path(args.consolidate_to), args.model):
+            print(f"consolidated: {path}")
+    return 0
+
+
+def cmd_consolidate(args) -> int:
+    from accapp.bench.runner import consolidate
+
+    for path in consolidate(Path(args.runs), Path(args.out), args.model, args.benchmark):
+        print(path)
+    return 0
+
+
+def register(sub, add_model_args) -> None:
+    p = sub.add_parser("bench", help="run methods over a benchmark (resumable; one file per unit)")
+    p.add_argument("--benchmark", required=True, help="blimp, climp, or a CSV/JSONL file with good/bad columns")
+    p.add_argument("--per-paradigm", type=int, default=None, help="stratified sample of N pairs per paradigm (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs", help="results folder (units + manifest)")
+    p.add_argument("--paradigms", default=None, help="comma-separated subset of paradigms")
+    p.add_argument("--consolidate-to", default=None, help="also merge the units into DIR/<model>__<benchmark>.parquet")
+    add_model_args(p)
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("consolidate", help="merge a runs folder into precomputed/results")
+    p.add_argument("--runs", default="runs")
+    p.add_argument("--out", default="precomputed/results")
+    p.add_argument("--model", default=None)
+    p.add_argument("--benchmark", default=None)
+    p.set_defaults(func=cmd_consolidate)

@@ -1,0 +1,116 @@
+"""Load minimal-pair benchmarks: the shipped BLiMP and CLiMP, or any user file of pairs.
+
+Every loader returns one DataFrame with columns benchmark, paradigm, phenomenon, pair_id,
+good, bad: the same path for shipped benchmarks and user files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from accapp.errors import UserError
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "benchmarks"
+BUILTIN = {"blimp": "en", "climp": "zh"}
+COLUMNS = ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
+GOOD_ALIASES = ("good", "sentence_good", "grammatical", "acceptable")
+BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_ROWS = 100_000
+
+CITATIONS = {
+    "blimp": "Warstadt et al. 2020, BLiMP: The Benchmark of Linguistic Minimal Pairs for English, TACL 8 (CC-BY)",
+    "climp": "Xiang et al. 2021, CLiMP: A Benchmark for Chinese Language Model Evaluation, EACL (no license stated)",
+}
+
+
+def load_benchmark(name: str) -> pd.DataFrame:
+    """'blimp', 'climp', or a path to a CSV/JSONL file of pairs."""
+    if name in BUILTIN:
+        return pd.read_parquet(ASSETS / f"{name}.parquet")
+    path = Path(name)
+    if not path.exists():
+        raise UserError(f"Unknown benchmark '{name}': use blimp, climp or the path of a CSV/JSONL file.")
+    return load_pairs_file(path)
+
+
+def language_of(benchmark: str, df: pd.DataFrame | None = None) -> str | None:
+    if benchmark in BUILTIN:
+        return BUILTIN[benchmark]
+    return None  # detected per pair
+
+
+def _pick(columns, aliases, what) -> str:
+    lower = {str(c).strip().lower(): c for c in columns}
+    for a in aliases:
+        if a in lower:
+            return lower[a]
+    raise UserError(f"The file has no {what} column: name it one of {', '.join(aliases)}.")
+
+
+def parse_pairs(data: bytes, name: str) -> pd.DataFrame:
+    """Parse CSV or JSONL bytes of pairs; raises UserError with a clear message."""
+    if len(data) > MAX_FILE_BYTES:
+        raise UserError(f"The file is {len(data) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES // 1_000_000} MB.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError("The file is not UTF-8 text: save it as UTF-8 (CSV or JSONL) and try again.") from exc
+    suffix = Path(name).suffix.lower()
+    try:
+        if suffix in (".jsonl", ".json", ".ndjson"):
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            if not all(isinstance(r, dict) for r in records):
+                raise UserError("Each line of a JSONL file must be a JSON object with good and bad fields.")
+            df = pd.DataFrame.from_records(records)
+        elif suffix in (".csv", ".tsv", ".txt"):
+            df = pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+        else:
+            raise UserError(f"Unsupported file type '{suffix or name}': upload a .csv or .jsonl file.")
+    except UserError:
+        raise
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise UserError(f"Could not read the file as {suffix.lstrip('.').upper()}: {exc}") from exc
+    if len(df) == 0:
+        raise UserError("The file has no rows.")
+    if len(df) > MAX_ROWS:
+        raise UserError(f"The file has {len(df):,} rows; the limit is {MAX_ROWS:,}.")
+    good, bad = _pick(df.columns, GOOD_ALIASES, "good-sentence"), _pick(df.columns, BAD_ALIASES, "bad-sentence")
+    out = pd.DataFrame({
+        "benchmark": Path(name).stem,
+        "paradigm": df[_col(df, "paradigm")].astype(str) if _col(df, "paradigm") else "all",
+        "phenomenon": df[_col(df, "phenomenon")].astype(str) if _col(df, "phenomenon") else "all",
+        "pair_id": df[_col(df, "pair_id")].astype(str) if _col(df, "pair_id") else [str(i) for i in range(len(df))],
+        "good": df[good].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)),
+        "bad": df[bad].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)),
+    })
+    return out[COLUMNS]
+
+
+def _col(df: pd.DataFrame, name: str):
+    for c in df.columns:
+        if str(c).strip().lower() == name:
+            return c
+    return None
+
+
+def load_pairs_file(path: Path) -> pd.DataFrame:
+    return parse_pairs(Path(path).read_bytes(), Path(path).name)
+
+
+def stratified_sample(df: pd.DataFrame, per_paradigm: int | None, seed: int = 0) -> pd.DataFrame:
+    """N pairs per paradigm drawn with a seeded RNG (all pairs when None), in pair order.
+
+    Nested: the first N of one seeded shuffle, so a 30-pair sample lies inside the 100-pair one
+    and a larger run only computes the pairs it adds.
+    """
+    if per_paradigm is None:
+        return df.reset_index(drop=True)
+    parts = []
+    for _, group in df.groupby("paradigm", sort=True):
+        parts.append(group.sample(frac=1.0, random_state=seed).head(per_paradigm).sort_index())
+    return pd.concat(parts).reset_index(drop=True)

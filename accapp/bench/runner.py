@@ -1,0 +1,207 @@
+"""The benchmark runner: fills a results folder with one file per unit of work.
+
+A unit is (model, benchmark, paradigm, method, template): its rows live in
+  OUT/<model>/<benchmark>/units/<paradigm>/<method>/<template>.parquet
+Units are independent (so runs can be spread over machines and merged), a rerun skips
+what is done (a unit is done when its file holds every sampled pair), and every file is
+written to a temporary name and renamed, so a killed run never leaves half a file.
+Methods of one paradigm are scored together so they share forward passes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from accapp.bench.datasets import CITATIONS, load_benchmark, stratified_sample
+from accapp.methods import resolve
+from accapp.methods.base import Pair
+
+ROW_COLUMNS = [
+    "model", "benchmark", "paradigm", "phenomenon", "pair_id", "method", "template", "variant",
+    "score_good", "score_bad", "correct", "tie", "prediction", "len_good", "len_bad", "len_diff", "good", "bad",
+]
+BLOCK = 100  # pairs scored between two writes: bounds the work a kill can lose
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def unit_path(root: Path, model: str, benchmark: str, paradigm: str, method: str, template: str) -> Path:
+    return root / _safe(model) / _safe(benchmark) / "units" / _safe(paradigm) / _safe(method) / f"{_safe(template)}.parquet"
+
+
+def write_atomic(df: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def write_json_atomic(obj, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def rows_for(result, meta: dict, model: str, benchmark: str, families: dict) -> list[dict]:
+    out = []
+    for r in result.rows:
+        tie = r["score_good"] == r["score_bad"]
+        if families.get(r["method"]) == "ensemble":
+            correct = r["score_good"]  # share of the seeded ensemble draws that were right
+        else:
+            correct = 1.0 if r["score_good"] > r["score_bad"] else 0.0
+        out.append({
+            "model": model, "benchmark": benchmark, "paradigm": meta["paradigm"], "phenomenon": meta["phenomenon"],
+            "pair_id": meta["pair_id"], "method": r["method"], "template": r["template"], "variant": r["variant"],
+            "score_good": r["score_good"], "score_bad": r["score_bad"], "correct": float(correct), "tie": bool(tie),
+            "prediction": r["prediction"], "len_good": result.len_good, "len_bad": result.len_bad,
+            "len_diff": result.len_good - result.len_bad, "good": result.pair.good, "bad": result.pair.bad,
+        })
+    return out
+
+
+def _versions() -> dict:
+    import torch
+    import transformers
+
+    import accapp
+
+    return {"accapp": accapp.__version__, "torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version()}
+
+
+def run_benchmark(
+    engine,
+    model_id: str,
+    benchmark: str,
+    methods,
+    out: Path,
+    per_paradigm: int | None = None,
+    seed: int = 0,
+    paradigms: list[str] | None = None,
+    progress: bool = True,
+    on_unit=None,
+) -> dict:
+    """Run (or resume) a benchmark; returns a summary {units_written, units_skipped, seconds}."""
+    from tqdm.auto import tqdm
+
+    out = Path(out)
+    methods = resolve(methods)
+    families = {m.id: m.family for m in methods}
+    data = load_benchmark(benchmark)
+    bench_name = benchmark if benchmark in ("blimp", "climp") else Path(benchmark).stem
+    language = {"blimp": "en", "climp": "zh"}.get(bench_name, engine.language)
+    sample = stratified_sample(data, per_paradigm, seed)
+    if paradigms:
+        sample = sample[sample.paradigm.isin(paradigms)]
+    ctx = engine.context(language or "en")
+    templates = {m.id: m.templates(ctx) for m in methods}
+    manifest_path = out / _safe(model_id) / _safe(bench_name) / "manifest.json"
+    manifest = {
+        "model": model_id, "benchmark": bench_name, "benchmark_source": CITATIONS.get(bench_name, benchmark),
+        "language": language, "methods": [m.id for m in methods], "templates": templates,
+        "template_sources": {m.id: m.source for m in methods}, "per_paradigm": per_paradigm, "seed": seed,
+        "dtype": engine.lm.dtype, "quantization": engine.lm.quantization, "in_template_scope": engine.in_template_scope,
+        "versions": _versions(), "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    if manifest_path.exists():
+        old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest["started"] = old.get("started", manifest["started"])
+    write_json_atomic(manifest, manifest_path)
+
+    t0 = time.perf_counter()
+    written = skipped = 0
+    groups = list(sample.groupby("paradigm", sort=True))
+    bar = tqdm(total=len(sample), desc=f"{model_id} {bench_name}", unit="pair", disable=not progress)
+    for paradigm, group in groups:
+        wanted = set(group.pair_id)
+        existing: dict[tuple, pd.DataFrame] = {}
+        missing_by_method: dict[str, set] = {}
+        for m in methods:
+            for t in templates[m.id]:
+                p = unit_path(out, model_id, bench_name, paradigm, m.id, t)
+                have = pd.read_parquet(p) if p.exists() else None
+                existing[(m.id, t)] = have
+                done = set(have.pair_id) if have is not None else set()
+                if wanted - done:
+                    missing_by_method.setdefault(m.id, set()).update(wanted - done)
+        todo_pairs = sorted(set().union(*missing_by_method.values()) if missing_by_method else set(), key=lambda x: (len(x), x))
+        todo_methods = [m.id for m in methods if m.id in missing_by_method]
+        skipped += sum(1 for m in methods for t in templates[m.id] if m.id not in missing_by_method)
+        if not todo_pairs:
+            bar.update(len(group))
+            continue
+        bar.update(len(group) - len(todo_pairs))
+        by_id = group.set_index("pair_id")
+        for start in range(0, len(todo_pairs), BLOCK):
+            block = todo_pairs[start : start + BLOCK]
+            pairs = [Pair(by_id.at[i, "good"], by_id.at[i, "bad"], {"pair_id": i, "paradigm": paradigm, "phenomenon": by_id.at[i, "phenomenon"]}) for i in block]
+            results = engine.score_pairs(pairs, todo_methods, language)
+            rows = [row for res in results for row in rows_for(res, res.pair.meta, model_id, bench_name, families)]
+            new = pd.DataFrame(rows, columns=ROW_COLUMNS)
+            for m_id in todo_methods:
+                for t in templates[m_id]:
+                    part = new[(new.method == m_id) & (new.template == t)]
+                    have = existing.get((m_id, t))
+                    if have is not None:
+                        part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
+                    part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
+                    existing[(m_id, t)] = part
+                    write_atomic(part, unit_path(out, model_id, bench_name, paradigm, m_id, t))
+                    written += 1
+                    if on_unit:
+                        on_unit()
+            bar.update(len(block))
+    bar.close()
+    seconds = time.perf_counter() - t0
+    manifest["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    manifest["last_run_seconds"] = round(seconds, 1)
+    write_json_atomic(manifest, manifest_path)
+    return {"units_written": written, "units_skipped": skipped, "seconds": seconds}
+
+
+def _pair_key(col: pd.Series):
+    if col.name == "pair_id":
+        return col.map(lambda x: (len(str(x)), str(x)))
+    return col
+
+
+def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: str | None = None) -> list[Path]:
+    """Merge unit files into one Parquet (plus manifest) per model and benchmark for the store."""
+    import duckdb
+
+    runs, out = Path(runs), Path(out)
+    written = []
+    for manifest_path in sorted(runs.glob("*/*/manifest.json")):
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if (model_id and manifest["model"] != model_id) or (benchmark and manifest["benchmark"] != benchmark):
+            continue
+        units = manifest_path.parent / "units"
+        files = sorted(units.glob("*/*/*.parquet"))
+        if not files:
+            continue
+        con = duckdb.connect()
+        df = con.execute(
+            "SELECT * FROM read_parquet(?) ORDER BY paradigm, method, template, length(pair_id), pair_id, variant",
+            [[str(f) for f in files]],
+        ).df()
+        con.close()
+        name = f"{_safe(manifest['model'])}__{_safe(manifest['benchmark'])}"
+        target = out / f"{name}.parquet"
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        df.to_parquet(tmp, index=False, compression="zstd")
+        os.replace(tmp, target)
+        manifest["pairs_by_method"] = df.groupby("method").pair_id.nunique().astype(int).to_dict()
+        write_json_atomic(manifest, out / f"{name}.manifest.json")
+        written.append(target)
+    return written
