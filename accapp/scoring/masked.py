@@ -23,7 +23,8 @@ at once are sorted by length and run through the encoder ``chunk_size`` copies a
 (default 64, right-padded with an attention mask), never all at once, so memory is bounded
 by chunk_size x sentence length whatever the sentence. Only the hidden states at the
 target positions go through the MLM head, ``HEAD_ROWS`` rows at a time, and the
-log-softmax over the vocabulary is taken in float32 whatever the model dtype. Models whose
+log-softmax over the vocabulary is taken in float32 whatever the model dtype (float64
+for a float64 model). Models whose
 head the scorer does not know fall back to the full logits of each chunk (still bounded by
 chunk_size).
 """
@@ -109,6 +110,11 @@ class SentencePLL:
 
     def token_logprobs(self, variant: str) -> np.ndarray:
         return np.array([t.logprob[variant] for t in self.tokens], dtype=np.float64)
+
+
+def _at_least_fp32(logits: torch.Tensor) -> torch.Tensor:
+    """Logits for the log-softmax: float32 for half-precision models, float64 stays float64."""
+    return logits if logits.dtype == torch.float64 else logits.float()
 
 
 def _split_model(model):
@@ -223,12 +229,12 @@ class MaskedScorer:
             rows = hidden[rb, rp]
             parts = []
             for r0 in range(0, rows.shape[0], HEAD_ROWS):
-                logits = head(rows[r0 : r0 + HEAD_ROWS]).float()
+                logits = _at_least_fp32(head(rows[r0 : r0 + HEAD_ROWS]))
                 parts.append(torch.log_softmax(logits, dim=-1).gather(1, gold_t[r0 : r0 + HEAD_ROWS]))
             lp = torch.cat(parts)[:, 0]
         else:
             logits = self.model(input_ids=ids, attention_mask=att).logits
-            rows = logits[rb, rp].float()
+            rows = _at_least_fp32(logits[rb, rp])
             lp = torch.log_softmax(rows, dim=-1).gather(1, gold_t)[:, 0]
         self.forward_passes += 1
         self.copies_scored += len(chunk)
