@@ -1,0 +1,259 @@
+"""Accuracy of the judgment methods over a benchmark run, as DuckDB SQL over the store.
+
+Definitions (DESIGN.md, Ide et al. 2025 §4-5):
+
+- A row is one pair x method x template x variant; ``correct`` is 1/0 (for the ensembles the
+  share of the 10 seeded draws that were right). Ties (score_good == score_bad) are wrong and
+  are counted (``ties``); ensemble rows never count as ties (their "tie" is a 5/10 vote share).
+- Accuracy of a paradigm = mean of ``correct`` over its rows (for ab_prompting that is the
+  mean over both orders, good=A and good=B).
+- Overall accuracy = mean over paradigms of the per-paradigm accuracy.
+- Accuracy of a phenomenon = mean over its items (rows).
+- All accuracies are in percent. ``pairs`` counts distinct (paradigm, pair_id).
+
+The ``template`` argument of the functions here: ``None`` = every template, one row each; a
+template id ("1".."5", "-", "judgment", ...) = that one; ``"best"`` = each method's best
+template (highest overall accuracy; a tie goes to the lowest id).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import pandas as pd
+
+from accapp.errors import UserError
+from accapp.store import ENSEMBLE_METHODS, Store
+
+# Sort order of templates: numbered templates numerically, then the rest by name.
+TEMPLATE_ORDER = "TRY_CAST(template AS INTEGER) NULLS LAST, template"
+NUMERIC_TEMPLATE = "regexp_full_match(template, '[0-9]+')"
+
+# Shared CTEs: sel (rows of the run), per_paradigm, overall (per method x template), chosen
+# (the templates kept: all, one, or each method's best). Parameters: $model, $benchmark,
+# $methods (list), $template (NULL, an id, or 'best'), $ens (the ensemble method ids).
+BASE_CTES = f"""
+sel AS (
+    SELECT * FROM results
+    WHERE model = $model AND benchmark = $benchmark AND list_contains($methods, method)
+      AND ($template IS NULL OR $template = 'best' OR template = $template)
+),
+per_paradigm AS (
+    SELECT method, template, paradigm, any_value(phenomenon) AS phenomenon,
+           count(DISTINCT pair_id) AS pairs,
+           count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)) AS ties,
+           avg(correct) AS acc
+    FROM sel GROUP BY method, template, paradigm
+),
+overall AS (
+    SELECT method, template, count(*) AS paradigms, sum(pairs)::BIGINT AS pairs, sum(ties)::BIGINT AS ties, avg(acc) AS acc
+    FROM per_paradigm GROUP BY method, template
+),
+chosen AS (
+    SELECT method, template FROM overall WHERE $template IS DISTINCT FROM 'best'
+    UNION ALL
+    SELECT method, template FROM overall WHERE $template = 'best'
+    QUALIFY row_number() OVER (PARTITION BY method ORDER BY acc DESC, {TEMPLATE_ORDER}) = 1
+)
+"""
+
+
+def base_params(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None,
+                template: str | None = None) -> dict:
+    """Validate the filters and return the bound parameters of BASE_CTES."""
+    methods = store.check(model, benchmark, methods)
+    if template is not None and template != "best":
+        store.check(model, benchmark, methods, template=template)
+    return {"model": model, "benchmark": benchmark, "methods": methods, "template": template,
+            "ens": list(ENSEMBLE_METHODS)}
+
+
+def accuracy_by_paradigm(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
+                         template: str | None = None) -> pd.DataFrame:
+    """Per paradigm: model, benchmark, method, template, paradigm, phenomenon, pairs, ties, accuracy (%)."""
+    sql = f"""WITH {BASE_CTES}
+    SELECT $model AS model, $benchmark AS benchmark, p.method, p.template, p.paradigm, p.phenomenon,
+           p.pairs, p.ties, 100 * p.acc AS accuracy
+    FROM per_paradigm p JOIN chosen USING (method, template)
+    ORDER BY p.method, TRY_CAST(p.template AS INTEGER) NULLS LAST, p.template, p.paradigm"""
+    return store.query(sql, base_params(store, model, benchmark, methods, template))
+
+
+def accuracy_by_phenomenon(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
+                           template: str | None = None) -> pd.DataFrame:
+    """Per phenomenon (mean over its items): model, benchmark, method, template, phenomenon,
+    paradigms, pairs, ties, accuracy (%)."""
+    sql = f"""WITH {BASE_CTES}
+    SELECT $model AS model, $benchmark AS benchmark, s.method, s.template, s.phenomenon,
+           count(DISTINCT s.paradigm) AS paradigms, count(DISTINCT (s.paradigm, s.pair_id)) AS pairs,
+           count(*) FILTER (WHERE s.tie AND NOT list_contains($ens, s.method)) AS ties,
+           100 * avg(s.correct) AS accuracy
+    FROM sel s JOIN chosen USING (method, template)
+    GROUP BY s.method, s.template, s.phenomenon
+    ORDER BY s.method, TRY_CAST(s.template AS INTEGER) NULLS LAST, s.template, s.phenomenon"""
+    return store.query(sql, base_params(store, model, benchmark, methods, template))
+
+
+def accuracy_overall(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
+                     template: str | None = None) -> pd.DataFrame:
+    """Overall (mean over paradigms): model, benchmark, method, template, paradigms, pairs, ties, accuracy (%)."""
+    sql = f"""WITH {BASE_CTES}
+    SELECT $model AS model, $benchmark AS benchmark, o.method, o.template, o.paradigms, o.pairs, o.ties,
+           100 * o.acc AS accuracy
+    FROM overall o JOIN chosen USING (method, template)
+    ORDER BY o.method, TRY_CAST(o.template AS INTEGER) NULLS LAST, o.template"""
+    return store.query(sql, base_params(store, model, benchmark, methods, template))
+
+
+def template_methods(store: Store, model: str, benchmark: str) -> list[str]:
+    """Methods of the run that have numbered templates (Ide et al.'s five per method)."""
+    cat = store.catalog()
+    sel = cat[(cat.model == model) & (cat.benchmark == benchmark) & cat.template.str.fullmatch(r"[0-9]+")]
+    return sorted(set(sel.method))
+
+
+def template_stats(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None) -> pd.DataFrame:
+    """Statistics over the numbered templates of each template method (Ide Tables 3 and 11).
+
+    Columns: model, benchmark, method, n_templates, mean, sd, max, min, best_template.
+    ``sd`` is the SAMPLE standard deviation (ddof=1, DuckDB stddev_samp; NaN with one
+    template); mean/sd/max/min are over the templates' overall accuracies (%).
+    ``best_template`` is the template with the highest overall accuracy (lowest id on a tie).
+    Methods without numbered templates are left out.
+    """
+    store.check(model, benchmark, methods)
+    wanted = [m for m in store.check(model, benchmark, methods) if m in template_methods(store, model, benchmark)]
+    params = base_params(store, model, benchmark, wanted)
+    sql = f"""WITH {BASE_CTES},
+    numbered AS (SELECT * FROM overall WHERE {NUMERIC_TEMPLATE}),
+    best AS (SELECT method, template AS best_template FROM numbered
+             QUALIFY row_number() OVER (PARTITION BY method ORDER BY acc DESC, {TEMPLATE_ORDER}) = 1)
+    SELECT $model AS model, $benchmark AS benchmark, n.method, count(*) AS n_templates,
+           100 * avg(n.acc) AS mean, 100 * stddev_samp(n.acc) AS sd, 100 * max(n.acc) AS max,
+           100 * min(n.acc) AS min, any_value(b.best_template) AS best_template
+    FROM numbered n JOIN best b USING (method)
+    GROUP BY n.method ORDER BY n.method"""
+    return store.query(sql, params)
+
+
+def best_template(store: Store, model: str, benchmark: str, method: str) -> str:
+    """The best template of a method (highest overall accuracy; lowest id on a tie).
+
+    For a method with a single template (e.g. "-") that template.
+    """
+    df = accuracy_overall(store, model, benchmark, [method], template="best")
+    if df.empty:
+        raise UserError(f"No results for {method} on {benchmark} with {model}.")
+    return str(df.template.iloc[0])
+
+
+def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None) -> pd.DataFrame:
+    """Everything the ``report`` command prints, in long format.
+
+    One row per (method, template, phenomenon) with phenomenon "overall" for the overall
+    accuracy (mean over paradigms) and the phenomena (mean over items) besides. ``template``
+    is each template id, and for methods with numbered templates also
+    - "mean": mean over the numbered templates (Ide Table 3), ties summed over them;
+    - "sd": sample sd (ddof=1) over the numbered templates, ties summed over them;
+    - "max": the best template's row (its overall accuracy is the max over templates, Ide
+      Table 11; its phenomena are that template's, as in Ide Fig. 3); ``best_template`` names it.
+    Columns: model, benchmark, method, template, best_template, phenomenon, pairs, ties, accuracy (%).
+    """
+    params = base_params(store, model, benchmark, methods)
+    sql = f"""WITH {BASE_CTES},
+    per_template AS (
+        SELECT method, template, 'overall' AS phenomenon, pairs, ties, acc FROM overall
+        UNION ALL
+        SELECT method, template, phenomenon, count(DISTINCT (paradigm, pair_id)),
+               count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)), avg(correct)
+        FROM sel GROUP BY method, template, phenomenon
+    ),
+    numbered AS (SELECT * FROM per_template WHERE {NUMERIC_TEMPLATE}),
+    best AS (SELECT method, template AS best_template FROM numbered WHERE phenomenon = 'overall'
+             QUALIFY row_number() OVER (PARTITION BY method ORDER BY acc DESC, {TEMPLATE_ORDER}) = 1),
+    rows AS (
+        SELECT method, template, NULL AS best_template, phenomenon, pairs, ties, acc, 0 AS kind FROM per_template
+        UNION ALL
+        SELECT method, 'mean', NULL, phenomenon, max(pairs), sum(ties)::BIGINT, avg(acc), 1 FROM numbered GROUP BY method, phenomenon
+        UNION ALL
+        SELECT method, 'sd', NULL, phenomenon, max(pairs), sum(ties)::BIGINT, stddev_samp(acc), 2 FROM numbered GROUP BY method, phenomenon
+        UNION ALL
+        SELECT n.method, 'max', b.best_template, n.phenomenon, n.pairs, n.ties, n.acc, 3
+        FROM numbered n JOIN best b ON n.method = b.method AND n.template = b.best_template
+    )
+    SELECT $model AS model, $benchmark AS benchmark, method, template, best_template, phenomenon,
+           pairs, ties, 100 * acc AS accuracy
+    FROM rows
+    ORDER BY method, kind, TRY_CAST(template AS INTEGER) NULLS LAST, template,
+             phenomenon <> 'overall', phenomenon"""
+    return store.query(sql, params)
+
+
+def ab_prompting(store: Store, model: str, benchmark: str, template: str | None = None) -> pd.DataFrame:
+    """A/B prompting by order (Ide App. D.2, Table 12).
+
+    One row per template and variant ("good=A", "good=B", and "both" = the mean of the two
+    orders' accuracies, the method's accuracy), plus template "mean" rows averaging the
+    templates. Columns: model, benchmark, template, variant, pairs, ties, accuracy (% , mean
+    over paradigms), share_A (% of rows whose prediction is "A"; ties count in the denominator).
+    """
+    params = base_params(store, model, benchmark, ["ab_prompting"], template)
+    sql = f"""WITH {BASE_CTES},
+    pv AS (
+        SELECT template, variant, paradigm, count(DISTINCT pair_id) AS pairs, count(*) FILTER (WHERE tie) AS ties,
+               avg(correct) AS acc, count(*) FILTER (WHERE prediction = 'A') AS n_a, count(*) AS n
+        FROM sel JOIN chosen USING (method, template) GROUP BY template, variant, paradigm
+    ),
+    tv AS (
+        SELECT template, variant, sum(pairs)::BIGINT AS pairs, sum(ties)::BIGINT AS ties, avg(acc) AS acc,
+               sum(n_a) / sum(n) AS share_a
+        FROM pv GROUP BY template, variant
+    ),
+    tb AS (
+        SELECT template, 'both' AS variant, max(pairs) AS pairs, sum(ties)::BIGINT AS ties, avg(acc) AS acc,
+               sum(share_a) / count(*) AS share_a
+        FROM tv GROUP BY template
+    ),
+    allrows AS (SELECT * FROM tv UNION ALL SELECT * FROM tb),
+    withmean AS (
+        SELECT template, variant, pairs, ties, acc, share_a, 0 AS kind FROM allrows
+        UNION ALL
+        SELECT 'mean', variant, max(pairs), sum(ties)::BIGINT, avg(acc), avg(share_a), 1 FROM allrows
+        WHERE {NUMERIC_TEMPLATE} GROUP BY variant
+    )
+    SELECT $model AS model, $benchmark AS benchmark, template, variant, pairs, ties,
+           100 * acc AS accuracy, 100 * share_a AS share_A
+    FROM withmean ORDER BY kind, TRY_CAST(template AS INTEGER) NULLS LAST, template, variant = 'both', variant"""
+    return store.query(sql, params)
+
+
+ENSEMBLE_SETTINGS = {"ens_p_only": "p_only", "ens_mix_p3": "mix_p3", "ens_mix_l3": "mix_l3", "ens_l_only": "l_only"}
+
+
+def ensembles(store: Store, model: str, benchmark: str) -> pd.DataFrame:
+    """Ide Table 5: the four voting ensembles and, beside them, the oracle (best template) of
+    in_template_lp and yes_no_prob_comp.
+
+    Columns: model, benchmark, setting (p_only, mix_p3, mix_l3, l_only, in_template_lp_oracle,
+    yes_no_prob_comp_oracle: the ids of the published table), method, template, accuracy (%).
+    Settings whose method the run lacks are left out.
+    """
+    present = set(store.methods(model, benchmark))
+    parts = []
+    ens = [m for m in ENSEMBLE_SETTINGS if m in present]
+    if ens:
+        df = accuracy_overall(store, model, benchmark, ens)
+        df["setting"] = df.method.map(ENSEMBLE_SETTINGS)
+        df["order"] = df.method.map(list(ENSEMBLE_SETTINGS).index)
+        parts.append(df)
+    for i, m in enumerate(("in_template_lp", "yes_no_prob_comp")):
+        if m in present:
+            df = accuracy_overall(store, model, benchmark, [m], template="best")
+            df["setting"] = f"{m}_oracle"
+            df["order"] = 4 + i
+            parts.append(df)
+    cols = ["model", "benchmark", "setting", "method", "template", "accuracy"]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(parts, ignore_index=True).sort_values("order")
+    return out[cols].reset_index(drop=True)

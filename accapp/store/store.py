@@ -1,0 +1,272 @@
+"""The results store: one in-memory DuckDB connection over the shipped Parquet files.
+
+Where it looks (``Store()`` with no arguments):
+
+- results: ``$ACCAPP_RESULTS_DIR`` if set, else ``<project>/precomputed/results``; every
+  ``*.parquet`` file there (not hidden, not in sub-folders) becomes part of the ``results``
+  view, and ``<model>__<benchmark>.manifest.json`` beside it is read by :meth:`Store.manifest`.
+  With no files the view exists and is empty, with the full column set.
+- published: ``<project>/precomputed/published``; each ``<name>.parquet`` there becomes a
+  view ``published_<name>`` (``published_ide2025_accuracy``, ``published_blimp2020_human``,
+  ``published_blimp_paradigms``...). ``scripts/convert_published.py`` writes them.
+
+Safety: the connection is in-memory; it reads the two folders only (DuckDB's
+``allowed_directories`` with external access otherwise disabled and the configuration
+locked), nothing in this package writes through it, every value that comes from a person
+is passed as a bound parameter, and the model / benchmark / method / template / paradigm /
+phenomenon filters are checked against the values present before any query runs
+(:class:`accapp.errors.UserError` names the known values otherwise). SQL text is only ever
+written in this package, never assembled from user values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import duckdb
+import pandas as pd
+
+from accapp.errors import UserError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_RESULTS_DIR = PROJECT_ROOT / "precomputed" / "results"
+DEFAULT_PUBLISHED_DIR = PROJECT_ROOT / "precomputed" / "published"
+
+# The columns the benchmark runner writes, with the types the view guarantees.
+RESULT_COLUMNS: dict[str, str] = {
+    "model": "VARCHAR", "benchmark": "VARCHAR", "paradigm": "VARCHAR", "phenomenon": "VARCHAR",
+    "pair_id": "VARCHAR", "method": "VARCHAR", "template": "VARCHAR", "variant": "VARCHAR",
+    "score_good": "DOUBLE", "score_bad": "DOUBLE", "correct": "DOUBLE", "tie": "BOOLEAN",
+    "prediction": "VARCHAR", "len_good": "INTEGER", "len_bad": "INTEGER", "len_diff": "INTEGER",
+    "good": "VARCHAR", "bad": "VARCHAR",
+}
+ENSEMBLE_METHODS = ("ens_p_only", "ens_mix_p3", "ens_mix_l3", "ens_l_only")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def _sql_string(value: str) -> str:
+    """A SQL string literal for a path this module found on disk (never a user value)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def is_template_id(template: str) -> bool:
+    """True for Ide et al.'s numbered templates ("1".."5"): the ones mean/sd/max run over."""
+    return str(template).isdigit()
+
+
+def template_sort_key(template: str):
+    return (0, int(template), "") if is_template_id(template) else (1, 0, str(template))
+
+
+class Store:
+    """DuckDB over ``precomputed/results/*.parquet`` (view ``results``) and the published numbers.
+
+    Methods return pandas DataFrames (or plain lists / dicts); the analyses in
+    :mod:`accapp.analysis` take a Store and run their SQL through :meth:`query`.
+    """
+
+    def __init__(self, results_dir: str | os.PathLike | None = None, published_dir: str | os.PathLike | None = None):
+        explicit = results_dir is not None or bool(os.environ.get("ACCAPP_RESULTS_DIR"))
+        if results_dir is None:
+            results_dir = os.environ.get("ACCAPP_RESULTS_DIR") or DEFAULT_RESULTS_DIR
+        self.results_dir = Path(results_dir).resolve()
+        self.published_dir = Path(published_dir if published_dir is not None else DEFAULT_PUBLISHED_DIR).resolve()
+        if explicit and not self.results_dir.is_dir():
+            raise UserError(f"Results folder not found: {results_dir}")
+        self._lock = threading.RLock()
+        self.con = duckdb.connect(":memory:")
+        allowed = [str(d) for d in (self.results_dir, self.published_dir)]
+        self.con.execute("SET allowed_directories = ?", [allowed])
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET lock_configuration = true")
+        self.result_files: list[Path] = []
+        self.published_tables: list[str] = []
+        self.refresh()
+
+    # ----------------------------------------------------------------- set-up
+    def refresh(self) -> None:
+        """(Re)build the views from the files now on disk and forget cached catalogs."""
+        with self._lock:
+            self._catalog: pd.DataFrame | None = None
+            self._units: dict[tuple[str, str], pd.DataFrame] = {}
+            files = sorted(p for p in self.results_dir.glob("*.parquet") if not p.name.startswith(".")) if self.results_dir.is_dir() else []
+            self.result_files = files
+            cols = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t in RESULT_COLUMNS.items())
+            if files:
+                src = "read_parquet([" + ", ".join(_sql_string(p) for p in files) + "], union_by_name = true)"
+                self.con.execute(f"CREATE OR REPLACE VIEW results AS SELECT {cols} FROM {src}")
+            else:
+                nulls = ", ".join(f"CAST(NULL AS {t}) AS {c}" for c, t in RESULT_COLUMNS.items())
+                self.con.execute(f"CREATE OR REPLACE VIEW results AS SELECT {nulls} WHERE false")
+            tables = []
+            if self.published_dir.is_dir():
+                for p in sorted(self.published_dir.glob("*.parquet")):
+                    if not _NAME_RE.match(p.stem):
+                        continue
+                    name = f"published_{p.stem}"
+                    self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_string(p)})")
+                    tables.append(name)
+            self.published_tables = tables
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- queries
+    def query(self, sql: str, params: Sequence | dict | None = None) -> pd.DataFrame:
+        """Run SQL written in this package; every outside value goes in ``params`` (bound)."""
+        with self._lock:
+            cur = self.con.cursor()
+            try:
+                return cur.execute(sql, params if params is not None else []).df()
+            finally:
+                cur.close()
+
+    def has_published(self, name: str) -> bool:
+        return f"published_{name}" in self.published_tables
+
+    def published(self, name: str) -> pd.DataFrame:
+        """A published table as shipped (``name`` without the ``published_`` prefix)."""
+        if not self.has_published(name):
+            known = ", ".join(t.removeprefix("published_") for t in self.published_tables) or "none"
+            raise UserError(f"Unknown published table {name!r}; known: {known}. Run scripts/convert_published.py.")
+        return self.query(f"SELECT * FROM published_{name}")
+
+    # ----------------------------------------------------------------- catalog
+    def catalog(self) -> pd.DataFrame:
+        """One row per (model, benchmark, method, template) with its row count (cached)."""
+        with self._lock:
+            if self._catalog is None:
+                self._catalog = self.query(
+                    "SELECT model, benchmark, method, template, count(*) AS n_rows FROM results GROUP BY ALL "
+                    "ORDER BY model, benchmark, method, template"
+                )
+            return self._catalog
+
+    def models(self, benchmark: str | None = None) -> list[str]:
+        cat = self.catalog()
+        if benchmark is not None:
+            cat = cat[cat.benchmark == benchmark]
+        return sorted(set(cat.model))
+
+    def benchmarks(self, model: str | None = None) -> list[str]:
+        cat = self.catalog()
+        if model is not None:
+            cat = cat[cat.model == model]
+        return sorted(set(cat.benchmark))
+
+    def methods(self, model: str, benchmark: str) -> list[str]:
+        self.check(model, benchmark)
+        cat = self.catalog()
+        return sorted(set(cat[(cat.model == model) & (cat.benchmark == benchmark)].method))
+
+    def templates(self, model: str, benchmark: str, method: str) -> list[str]:
+        self.check(model, benchmark, [method])
+        cat = self.catalog()
+        sel = cat[(cat.model == model) & (cat.benchmark == benchmark) & (cat.method == method)]
+        return sorted(set(sel.template), key=template_sort_key)
+
+    def units(self, model: str, benchmark: str) -> pd.DataFrame:
+        """Paradigms and phenomena of one run: paradigm, phenomenon, pairs (cached)."""
+        self.check(model, benchmark)
+        key = (model, benchmark)
+        with self._lock:
+            if key not in self._units:
+                self._units[key] = self.query(
+                    "SELECT paradigm, any_value(phenomenon) AS phenomenon, count(DISTINCT pair_id) AS pairs "
+                    "FROM results WHERE model = $model AND benchmark = $benchmark GROUP BY paradigm ORDER BY paradigm",
+                    {"model": model, "benchmark": benchmark},
+                )
+            return self._units[key]
+
+    def manifest(self, model: str, benchmark: str) -> dict:
+        """The run's manifest (``<model>__<benchmark>.manifest.json``), or {} when there is none."""
+        self.check(model, benchmark)
+        safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in s)  # the runner's file naming
+        path = self.results_dir / f"{safe(model)}__{safe(benchmark)}.manifest.json"
+        if not path.is_file():
+            return {}
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    # ----------------------------------------------------------------- validation
+    def check(self, model: str, benchmark: str, methods: Iterable[str] | None = None, template: str | None = None,
+              paradigm: str | None = None, phenomenon: str | None = None) -> list[str]:
+        """Validate filter values against those present; return the methods (all when None).
+
+        Raises UserError naming the known values. A value is only ever compared as a plain
+        string: "lp' OR 1=1 --" is simply an unknown method.
+        """
+        cat = self.catalog()
+        if not isinstance(model, str) or model not in set(cat.model):
+            known = ", ".join(sorted(set(cat.model))) or "none (no results in " + str(self.results_dir) + ")"
+            raise UserError(f"Unknown model {model!r}; models with results: {known}.")
+        sub = cat[cat.model == model]
+        if not isinstance(benchmark, str) or benchmark not in set(sub.benchmark):
+            raise UserError(f"No results for model {model!r} on benchmark {benchmark!r}; "
+                            f"benchmarks with results for it: {', '.join(sorted(set(sub.benchmark)))}.")
+        sub = sub[sub.benchmark == benchmark]
+        present = sorted(set(sub.method))
+        if methods is None:
+            out = present
+        else:
+            if isinstance(methods, str):
+                methods = [methods]
+            out = list(dict.fromkeys(methods))
+            bad = [m for m in out if not isinstance(m, str) or m not in present]
+            if bad:
+                raise UserError(f"Unknown method {bad[0]!r} for {model} on {benchmark}; methods with results: {', '.join(present)}.")
+        if template is not None:
+            have = set(sub[sub.method.isin(out)].template)
+            if not isinstance(template, str) or template not in have:
+                raise UserError(f"Unknown template {template!r} for {', '.join(out)}; templates: "
+                                f"{', '.join(sorted(have, key=template_sort_key))}.")
+        if paradigm is not None or phenomenon is not None:
+            units = self.units(model, benchmark)
+            if paradigm is not None and (not isinstance(paradigm, str) or paradigm not in set(units.paradigm)):
+                raise UserError(f"Unknown paradigm {paradigm!r} in {benchmark}.")
+            if phenomenon is not None and (not isinstance(phenomenon, str) or phenomenon not in set(units.phenomenon)):
+                raise UserError(f"Unknown phenomenon {phenomenon!r} in {benchmark}; phenomena: "
+                                f"{', '.join(sorted(set(units.phenomenon)))}.")
+        return out
+
+    # ----------------------------------------------------------------- rows
+    def rows(self, model: str, benchmark: str, methods: Iterable[str] | str | None = None, template: str | None = None,
+             paradigm: str | None = None, phenomenon: str | None = None, wrong_only: bool = False,
+             columns: Sequence[str] | None = None, limit: int | None = None) -> pd.DataFrame:
+        """Per-pair result rows matching the filters (all bound parameters), ordered by pair.
+
+        ``wrong_only`` keeps rows with correct < 1 (wrong, tied, or an ensemble that lost some
+        draws): the pairs the app links back to the probe.
+        """
+        methods = self.check(model, benchmark, methods, template, paradigm, phenomenon)
+        cols = list(columns) if columns else list(RESULT_COLUMNS)
+        bad = [c for c in cols if c not in RESULT_COLUMNS]
+        if bad:
+            raise UserError(f"Unknown column {bad[0]!r}; columns: {', '.join(RESULT_COLUMNS)}.")
+        if limit is not None:
+            limit = int(limit)
+            if limit < 0:
+                raise UserError("limit must be >= 0")
+        sql = (
+            f"SELECT {', '.join(cols)} FROM results WHERE model = $model AND benchmark = $benchmark "
+            "AND list_contains($methods, method) "
+            "AND ($template IS NULL OR template = $template) AND ($paradigm IS NULL OR paradigm = $paradigm) "
+            "AND ($phenomenon IS NULL OR phenomenon = $phenomenon) AND (NOT $wrong OR correct < 1) "
+            "ORDER BY paradigm, length(pair_id), pair_id, method, template, variant"
+            + (" LIMIT $limit" if limit is not None else "")
+        )
+        params = {"model": model, "benchmark": benchmark, "methods": methods, "template": template,
+                  "paradigm": paradigm, "phenomenon": phenomenon, "wrong": bool(wrong_only)}
+        if limit is not None:
+            params["limit"] = limit
+        return self.query(sql, params)
