@@ -435,3 +435,45 @@ def test_only_registry_masked_models_load():
     args = SimpleNamespace(model="bert-base-cased", dtype="fp32", quantization=None, methods="lp", language=None, batch_size=8)
     with pytest.raises(UserError):
         masked_engine(args)  # a causal method id fails before any loading
+
+
+def _fake_loader(bert, calls):
+    from accapp.models import get_spec
+
+    def load(model_id, dtype="fp32", quantization=None, device=None):
+        calls.append((model_id, dtype, quantization))
+        spec = get_spec(model_id)
+        return SimpleNamespace(spec=spec, model=bert[0], tokenizer=bert[1], device="cpu", dtype=dtype, quantization=quantization)
+
+    return load
+
+
+def test_masked_engine_from_args(bert, monkeypatch):
+    import accapp.scoring.masked_engine as me
+
+    calls = []
+    monkeypatch.setattr(me, "load_masked_model", _fake_loader(bert, calls))
+    args = SimpleNamespace(model="bert-base-cased", dtype="fp32", quantization=None, methods="all", language=None, batch_size=5)
+    eng = masked_engine(args)
+    assert calls == [("bert-base-cased", "fp32", None)]
+    assert eng.scorer.chunk_size == 5 and eng.lm.spec.id == "bert-base-cased"
+    args.chunk_size = 12
+    assert masked_engine(args).scorer.chunk_size == 12
+    r = eng.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", args.methods, args.language)
+    assert len(r.rows) == 4
+
+
+def test_cli_score_with_a_masked_model(bert, monkeypatch, capsys):
+    """The CLI's path for a registry model whose kind is not causal (hub loading faked)."""
+    import json
+
+    import accapp.scoring.masked_engine as me
+    from accapp.cli import main
+
+    monkeypatch.setattr(me, "load_masked_model", _fake_loader(bert, []))
+    rc = main(["score", "--model", "bert-base-cased", "--good", "These casseroles disgust Kayla.",
+               "--bad", "These casseroles disgusts Kayla.", "--format", "json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [m["method"] for m in out["methods"]] == list(PLL_METHOD_IDS)
+    assert len(out["tokens"]["good"]) == len(bert[1]("These casseroles disgust Kayla.", add_special_tokens=False)["input_ids"])
