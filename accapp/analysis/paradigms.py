@@ -1,0 +1,171 @@
+"""Paradigm groupings of Ide et al. 2025 §6: word-shuffling paradigms (Fig. 4) and BLiMP's
+subject-verb agreement paradigms by attractor type (Fig. 5).
+
+Word-shuffling: a paradigm is word-shuffling when every one of its pairs has the same bag of
+lower-cased words in the good and the bad sentence. Words here are word and punctuation
+tokens (WORD_PATTERN, RE2 syntax): a Han character on its own (Chinese: one character a
+word), a run of letters / digits / marks, or any other non-space character on its own. On the
+full BLiMP this gives 12 paradigms, with human accuracy 83.12 on them vs 89.74 on the other 55
+(Ide et al. report 83.1 vs 89.7); splitting on whitespace only would give 6.
+
+Attractors (BLiMP UIDs, checked against the data files):
+  none:            regular_plural_subject_verb_agreement_1/_2, irregular_plural_subject_verb_agreement_1/_2
+  relational_noun: distractor_agreement_relational_noun   ("The sisters of Cheryl bake")
+  relative_clause: distractor_agreement_relative_clause   ("The sisters who met Cheryl bake")
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import duckdb
+import pandas as pd
+
+from accapp.analysis.accuracy import BASE_CTES, base_params
+from accapp.store import Store
+
+WORD_PATTERN = r"\p{Han}|[\p{L}\p{N}\p{M}]+|[^\p{L}\p{N}\p{M}\s]"
+
+SV_ATTRACTOR = {
+    "regular_plural_subject_verb_agreement_1": "none",
+    "regular_plural_subject_verb_agreement_2": "none",
+    "irregular_plural_subject_verb_agreement_1": "none",
+    "irregular_plural_subject_verb_agreement_2": "none",
+    "distractor_agreement_relational_noun": "relational_noun",
+    "distractor_agreement_relative_clause": "relative_clause",
+}
+ATTRACTOR_ORDER = ("none", "relational_noun", "relative_clause")
+
+_SHUFFLE_SELECT = """
+    SELECT paradigm, count(*) AS pairs,
+           bool_and(list_sort(regexp_extract_all(lower(good), $pattern))
+                    = list_sort(regexp_extract_all(lower(bad), $pattern))) AS word_shuffling
+    FROM src GROUP BY paradigm ORDER BY paradigm"""
+
+
+def word_shuffling(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Word-shuffling flag per paradigm of a pairs table (columns paradigm, good, bad).
+
+    Returns paradigm, pairs, word_shuffling (bool). Runs in its own throw-away DuckDB connection.
+    """
+    con = duckdb.connect(":memory:")
+    try:
+        con.register("pairs_in", pairs[["paradigm", "good", "bad"]])
+        return con.execute(f"WITH src AS (SELECT * FROM pairs_in) {_SHUFFLE_SELECT}", {"pattern": WORD_PATTERN}).df()
+    finally:
+        con.close()
+
+
+def word_shuffling_paradigms(store: Store, model: str, benchmark: str) -> pd.DataFrame:
+    """Word-shuffling flag per paradigm, from the pairs of the run itself (paradigm, pairs, word_shuffling).
+
+    With a sampled run the flag is about the sampled pairs (a paradigm can look shuffling in a
+    sample and not in full); for BLiMP ``published_blimp_paradigms`` has the full-data flag.
+    """
+    store.check(model, benchmark)
+    sql = f"""WITH src AS (SELECT DISTINCT paradigm, pair_id, good, bad FROM results
+                          WHERE model = $model AND benchmark = $benchmark)
+    {_SHUFFLE_SELECT}"""
+    return store.query(sql, {"model": model, "benchmark": benchmark, "pattern": WORD_PATTERN})
+
+
+def _human_cte(store: Store, benchmark: str) -> str:
+    """SQL of a CTE body giving (paradigm, human_accuracy %) for BLiMP; empty for other benchmarks."""
+    if benchmark == "blimp" and store.has_published("blimp2020_human"):
+        return "SELECT paradigm, 100 * human_accuracy AS human_accuracy FROM published_blimp2020_human"
+    return "SELECT CAST(NULL AS VARCHAR) AS paradigm, CAST(NULL AS DOUBLE) AS human_accuracy WHERE false"
+
+
+def _typed_paradigms_sql(store: Store, benchmark: str) -> str:
+    """CTEs after BASE_CTES: flags (word-shuffling per paradigm), human, typed (per paradigm x method x template)."""
+    return f""",
+    src AS (SELECT DISTINCT paradigm, pair_id, good, bad FROM results WHERE model = $model AND benchmark = $benchmark),
+    flags AS ({_SHUFFLE_SELECT}),
+    human AS ({_human_cte(store, benchmark)}),
+    typed AS (
+        SELECT p.method, p.template, p.paradigm, p.phenomenon, f.word_shuffling, p.pairs, 100 * p.acc AS accuracy,
+               h.human_accuracy
+        FROM per_paradigm p JOIN chosen USING (method, template)
+        LEFT JOIN flags f USING (paradigm) LEFT JOIN human h USING (paradigm)
+    )"""
+
+
+def accuracy_by_paradigm_type(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
+                              template: str | None = "best") -> pd.DataFrame:
+    """Per paradigm, flagged word-shuffling or not (Ide Fig. 4: one dot per paradigm).
+
+    Columns: model, benchmark, method, template, paradigm, phenomenon, word_shuffling, pairs,
+    accuracy (%), human_accuracy (% from Warstadt et al. 2020 for BLiMP, else NaN).
+    """
+    params = base_params(store, model, benchmark, methods, template) | {"pattern": WORD_PATTERN}
+    sql = f"""WITH {BASE_CTES}{_typed_paradigms_sql(store, benchmark)}
+    SELECT $model AS model, $benchmark AS benchmark, method, template, paradigm, phenomenon, word_shuffling, pairs,
+           accuracy, human_accuracy
+    FROM typed ORDER BY method, TRY_CAST(template AS INTEGER) NULLS LAST, template, paradigm"""
+    return store.query(sql, params)
+
+
+def paradigm_type_summary(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
+                          template: str | None = "best") -> pd.DataFrame:
+    """Mean over paradigms of each type (Ide Fig. 4 bars; §6 text 71.6 vs 87.9, humans 83.1 vs 89.7).
+
+    Columns: model, benchmark, method, template, word_shuffling (True first), paradigms,
+    pairs, accuracy (% mean over the type's paradigms), human_accuracy (% mean over the same
+    paradigms, BLiMP only).
+    """
+    params = base_params(store, model, benchmark, methods, template) | {"pattern": WORD_PATTERN}
+    sql = f"""WITH {BASE_CTES}{_typed_paradigms_sql(store, benchmark)}
+    SELECT $model AS model, $benchmark AS benchmark, method, template, word_shuffling, count(*) AS paradigms,
+           sum(pairs)::BIGINT AS pairs, avg(accuracy) AS accuracy, avg(human_accuracy) AS human_accuracy
+    FROM typed GROUP BY method, template, word_shuffling
+    ORDER BY method, TRY_CAST(template AS INTEGER) NULLS LAST, template, word_shuffling DESC"""
+    return store.query(sql, params)
+
+
+def human_by_paradigm_type(store: Store, flags: pd.DataFrame) -> pd.DataFrame:
+    """BLiMP human accuracy (%) by paradigm type, for flags (paradigm, word_shuffling) from any source
+    (e.g. :func:`word_shuffling` over the full data). Returns word_shuffling (True first),
+    paradigms, human_accuracy (mean over paradigms)."""
+    if not store.has_published("blimp2020_human"):
+        return pd.DataFrame(columns=["word_shuffling", "paradigms", "human_accuracy"])
+    sql = """SELECT f.word_shuffling, count(*) AS paradigms, avg(100 * h.human_accuracy) AS human_accuracy
+             FROM published_blimp2020_human h
+             JOIN (SELECT unnest($paradigms) AS paradigm, unnest($flags) AS word_shuffling) f USING (paradigm)
+             GROUP BY f.word_shuffling ORDER BY f.word_shuffling DESC"""
+    return store.query(sql, {"paradigms": [str(p) for p in flags.paradigm],
+                             "flags": [bool(f) for f in flags.word_shuffling]})
+
+
+def sv_agreement_by_attractor(store: Store, model: str, benchmark: str = "blimp",
+                              methods: Iterable[str] | str | None = None, template: str | None = "best",
+                              per_paradigm: bool = False) -> pd.DataFrame:
+    """BLiMP subject-verb agreement accuracy by attractor type (Ide Fig. 5).
+
+    Columns: model, benchmark, method, template, attractor (none / relational_noun /
+    relative_clause), paradigms, pairs, accuracy (% mean over the group's paradigms),
+    human_accuracy (%, same mean; BLiMP only). With ``per_paradigm`` one row per paradigm
+    instead (``paradigm`` in place of ``paradigms``). Empty when the run has none of them.
+    """
+    params = base_params(store, model, benchmark, methods, template) | {
+        "sv_paradigms": list(SV_ATTRACTOR), "sv_attractors": list(SV_ATTRACTOR.values()),
+        "order": list(ATTRACTOR_ORDER)}
+    ctes = f"""WITH {BASE_CTES},
+    attractors AS (SELECT unnest($sv_paradigms) AS paradigm, unnest($sv_attractors) AS attractor),
+    human AS ({_human_cte(store, benchmark)}),
+    per AS (
+        SELECT p.method, p.template, a.attractor, p.paradigm, p.pairs, 100 * p.acc AS accuracy, h.human_accuracy,
+               list_position($order, a.attractor) AS ord
+        FROM per_paradigm p JOIN chosen USING (method, template) JOIN attractors a USING (paradigm)
+        LEFT JOIN human h USING (paradigm)
+    )"""
+    if per_paradigm:
+        sql = ctes + """
+    SELECT $model AS model, $benchmark AS benchmark, method, template, attractor, paradigm, pairs, accuracy, human_accuracy
+    FROM per ORDER BY method, TRY_CAST(template AS INTEGER) NULLS LAST, template, ord, paradigm"""
+    else:
+        sql = ctes + """
+    SELECT $model AS model, $benchmark AS benchmark, method, template, attractor, count(*) AS paradigms,
+           sum(pairs)::BIGINT AS pairs, avg(accuracy) AS accuracy, avg(human_accuracy) AS human_accuracy
+    FROM per GROUP BY method, template, attractor, ord
+    ORDER BY method, TRY_CAST(template AS INTEGER) NULLS LAST, template, ord"""
+    return store.query(sql, params)
