@@ -7,51 +7,58 @@ in :mod:`.paradigms`; the paired bootstrap against LP (footnote 11) in :mod:`.bo
 the same long format in :mod:`.published`. Every function takes a :class:`accapp.store.Store` first.
 """
 
-from accapp.analysis.accuracy import (
-    ab_prompting,
-    accuracy_by_paradigm,
-    accuracy_by_phenomenon,
-    accuracy_overall,
-    best_template,
-    ensembles,
-    method_summary,
-    template_methods,
-    template_stats,
-)
-from accapp.analysis.bootstrap import paired_bootstrap
-from accapp.analysis.length import accuracy_by_length, length_bias
-from accapp.analysis.paradigms import (
-    SV_ATTRACTOR,
-    WORD_PATTERN,
-    accuracy_by_paradigm_type,
-    human_by_paradigm_type,
-    paradigm_type_summary,
-    sv_agreement_by_attractor,
-    word_shuffling,
-    word_shuffling_paradigms,
-)
-from accapp.analysis.published import (
-    LONG_COLUMNS,
-    ours_long,
-    published_accuracy,
-    published_blimp_models,
-    published_human,
-    published_ide_ab_share,
-    published_ide_accuracy,
-    published_ide_ensembles,
-    published_ide_findings,
-    published_ide_length_bias,
-    published_kauf,
-)
-from accapp.analysis.separation import SEPARATION_METRICS, pair_correlation, score_distributions, separation_auc
+# Exports are loaded on first use (PEP 562), so that importing one module (say accuracy, for the
+# report command) does not pull in scipy and scikit-learn.
+_EXPORTS = {
+    "LONG_COLUMNS": "accapp.analysis.published",
+    "SEPARATION_METRICS": "accapp.analysis.separation",
+    "SV_ATTRACTOR": "accapp.analysis.paradigms",
+    "WORD_PATTERN": "accapp.analysis.paradigms",
+    "ab_prompting": "accapp.analysis.accuracy",
+    "accuracy_by_length": "accapp.analysis.length",
+    "accuracy_by_paradigm": "accapp.analysis.accuracy",
+    "accuracy_by_paradigm_type": "accapp.analysis.paradigms",
+    "accuracy_by_phenomenon": "accapp.analysis.accuracy",
+    "accuracy_overall": "accapp.analysis.accuracy",
+    "best_template": "accapp.analysis.accuracy",
+    "ensembles": "accapp.analysis.accuracy",
+    "human_by_paradigm_type": "accapp.analysis.paradigms",
+    "length_bias": "accapp.analysis.length",
+    "method_summary": "accapp.analysis.accuracy",
+    "ours_long": "accapp.analysis.published",
+    "pair_correlation": "accapp.analysis.separation",
+    "paired_bootstrap": "accapp.analysis.bootstrap",
+    "paradigm_type_summary": "accapp.analysis.paradigms",
+    "published_accuracy": "accapp.analysis.published",
+    "published_blimp_models": "accapp.analysis.published",
+    "published_human": "accapp.analysis.published",
+    "published_ide_ab_share": "accapp.analysis.published",
+    "published_ide_accuracy": "accapp.analysis.published",
+    "published_ide_ensembles": "accapp.analysis.published",
+    "published_ide_findings": "accapp.analysis.published",
+    "published_ide_length_bias": "accapp.analysis.published",
+    "published_kauf": "accapp.analysis.published",
+    "score_distributions": "accapp.analysis.separation",
+    "separation_auc": "accapp.analysis.separation",
+    "sv_agreement_by_attractor": "accapp.analysis.paradigms",
+    "template_methods": "accapp.analysis.accuracy",
+    "template_stats": "accapp.analysis.accuracy",
+    "word_shuffling": "accapp.analysis.paradigms",
+    "word_shuffling_paradigms": "accapp.analysis.paradigms",
+}
 
-__all__ = [
-    "LONG_COLUMNS", "SEPARATION_METRICS", "SV_ATTRACTOR", "WORD_PATTERN",
-    "ab_prompting", "accuracy_by_length", "accuracy_by_paradigm", "accuracy_by_paradigm_type", "accuracy_by_phenomenon",
-    "accuracy_overall", "best_template", "ensembles", "human_by_paradigm_type", "length_bias", "method_summary",
-    "ours_long", "pair_correlation", "paired_bootstrap", "paradigm_type_summary", "published_accuracy",
-    "published_blimp_models", "published_human", "published_ide_ab_share", "published_ide_accuracy",
-    "published_ide_ensembles", "published_ide_findings", "published_ide_length_bias", "published_kauf",
-    "score_distributions", "separation_auc", "sv_agreement_by_attractor", "template_methods", "template_stats",
-    "word_shuffling", "word_shuffling_paradigms",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'accapp.analysis' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,96 @@
+"""`python -m accapp report`: accuracy of every method of a run, from the store.
+
+    python -m accapp report --benchmark blimp --model M [--format table|json] [--results DIR] [--methods a,b]
+
+For every method: one row per template (its id, "-" for methods without one), and for methods
+with numbered templates (Ide et al.'s 1-5) also "mean", "sd" (sample sd, ddof=1) and "max"
+(the best template's row; ``best_template`` names it). Each row: pairs, ties, overall accuracy
+(mean over paradigms) and accuracy per phenomenon (mean over its items), in percent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+
+def _num(x, digits: int = 4):
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else round(x, digits)
+
+
+def report_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
+    """The report as a list of dicts: method, template, [best_template], pairs, ties, accuracy, by_phenomenon."""
+    from accapp.analysis.accuracy import method_summary
+
+    df = method_summary(store, model, benchmark, methods)
+    out: list[dict] = []
+    index: dict[tuple, dict] = {}
+    for rec in df.itertuples(index=False):
+        key = (rec.method, rec.template)
+        if key not in index:
+            row = {"method": rec.method, "template": rec.template}
+            best = rec.best_template
+            if isinstance(best, str) and best:
+                row["best_template"] = best
+            row.update({"pairs": None, "ties": None, "accuracy": None, "by_phenomenon": {}})
+            index[key] = row
+            out.append(row)
+        row = index[key]
+        if rec.phenomenon == "overall":
+            row["pairs"], row["ties"], row["accuracy"] = int(rec.pairs), int(rec.ties), _num(rec.accuracy)
+        else:
+            row["by_phenomenon"][rec.phenomenon] = _num(rec.accuracy)
+    return out
+
+
+def _table(rows: list[dict], model: str, benchmark: str) -> str:
+    phenomena = sorted({p for r in rows for p in r["by_phenomenon"]})
+    short = [p[:10] for p in phenomena]
+    head = f"{'method':27} {'template':9} {'pairs':>6} {'ties':>5} {'acc':>6}  " + " ".join(f"{s:>10}" for s in short)
+    lines = [f"model: {model}   benchmark: {benchmark}   (accuracy in %, overall = mean over paradigms)", head, "-" * len(head)]
+    fmt = lambda v: "      -" if v is None else f"{v:6.1f}"
+    for r in rows:
+        t = r["template"] + (f"({r['best_template']})" if r.get("best_template") else "")
+        cells = " ".join(f"{'-' if r['by_phenomenon'].get(p) is None else format(r['by_phenomenon'][p], '.1f'):>10}"
+                         for p in phenomena)
+        lines.append(f"{r['method']:27} {t:9} {r['pairs']:>6} {r['ties']:>5} {fmt(r['accuracy'])}  {cells}")
+    if phenomena:
+        lines.append("")
+        lines.append("phenomena: " + ", ".join(phenomena))
+    return "\n".join(lines)
+
+
+def cmd_report(args) -> int:
+    from accapp.errors import UserError
+    from accapp.store import Store
+
+    with Store(args.results) as store:
+        model = args.model
+        if model is None:
+            models = store.models(args.benchmark)
+            if len(models) != 1:
+                known = ", ".join(models) if models else "none"
+                raise UserError(f"Give --model; models with {args.benchmark} results: {known}.")
+            model = models[0]
+        methods = None if args.methods in (None, "", "all") else [m for m in args.methods.split(",") if m]
+        rows = report_rows(store, model, args.benchmark, methods)
+    if args.format == "json":
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+    else:
+        print(_table(rows, model, args.benchmark))
+    return 0
+
+
+def register(sub, add_model_args=None) -> None:
+    """Add `report` to the CLI's sub-parsers (the model options of other commands are not needed here)."""
+    p = sub.add_parser("report", help="accuracy of every method of a benchmark run, from precomputed results")
+    p.add_argument("--benchmark", required=True, help="blimp, climp, or a user file's name")
+    p.add_argument("--model", default=None, help="model id of the run (default: the only one with results)")
+    p.add_argument("--format", default="table", choices=["table", "json"])
+    p.add_argument("--results", default=None,
+                   help="results folder (default: $ACCAPP_RESULTS_DIR or precomputed/results)")
+    p.add_argument("--methods", default="all", help="comma-separated method ids, or 'all'")
+    p.set_defaults(func=cmd_report)
