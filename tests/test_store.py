@@ -158,8 +158,21 @@ def test_refresh_sees_new_files(tmp_path):
             df[c] = df[c].astype("int32")
         df.to_parquet(tmp_path / "late-model__blimp.parquet", index=False)
         (tmp_path / ".late-model__climp.parquet.123.tmp").write_text("half a file")
+        (tmp_path / "broken__blimp.parquet").write_text("not parquet")
+        pd.DataFrame({"model": ["x"], "score": [1.0]}).to_parquet(tmp_path / "other__blimp.parquet")
         s.refresh()
         assert s.models() == ["late-model"] and s.benchmarks("late-model") == ["blimp"]
+        assert set(s.skipped_files) == {"broken__blimp.parquet", "other__blimp.parquet"}
+        assert "missing columns" in s.skipped_files["other__blimp.parquet"]
+
+
+def test_files_lacking_optional_columns(tmp_path):
+    df = toy_rows()
+    df = df[df.method == "lp"].drop(columns=["prediction", "variant", "len_good", "len_bad", "len_diff"])
+    df.to_parquet(tmp_path / "old__blimp.parquet", index=False)
+    with Store(tmp_path) as s:
+        rows = s.rows(MODEL, "blimp", "lp")
+        assert len(rows) == 8 and set(rows.variant) == {""} and rows.len_diff.isna().all()
 
 
 def test_published_views(store):

@@ -9,7 +9,8 @@ Definitions (DESIGN.md, Ide et al. 2025 §4-5):
   mean over both orders, good=A and good=B).
 - Overall accuracy = mean over paradigms of the per-paradigm accuracy.
 - Accuracy of a phenomenon = mean over its items (rows).
-- All accuracies are in percent. ``pairs`` counts distinct (paradigm, pair_id).
+- All accuracies are in percent. ``pairs`` counts pairs (there is one row per pair and
+  variant, so a paradigm's pairs = its largest per-variant row count).
 
 The ``template`` argument of the functions here: ``None`` = every template, one row each; a
 template id ("1".."5", "-", "judgment", ...) = that one; ``"best"`` = each method's best
@@ -38,12 +39,15 @@ sel AS (
     WHERE model = $model AND benchmark = $benchmark AND list_contains($methods, method)
       AND ($template IS NULL OR $template = 'best' OR template = $template)
 ),
-per_paradigm AS (
-    SELECT method, template, paradigm, any_value(phenomenon) AS phenomenon,
-           count(DISTINCT pair_id) AS pairs,
-           count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)) AS ties,
-           avg(correct) AS acc
-    FROM sel GROUP BY method, template, paradigm
+per_variant AS (
+    SELECT method, template, paradigm, variant, any_value(phenomenon) AS phenomenon, count(*) AS n,
+           sum(correct) AS s, count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)) AS ties
+    FROM sel GROUP BY method, template, paradigm, variant
+),
+per_paradigm AS (  -- pairs: one row per pair and variant, so the largest variant count
+    SELECT method, template, paradigm, any_value(phenomenon) AS phenomenon, max(n) AS pairs,
+           sum(ties)::BIGINT AS ties, sum(n)::BIGINT AS n, sum(s) AS s, sum(s) / sum(n) AS acc
+    FROM per_variant GROUP BY method, template, paradigm
 ),
 overall AS (
     SELECT method, template, count(*) AS paradigms, sum(pairs)::BIGINT AS pairs, sum(ties)::BIGINT AS ties, avg(acc) AS acc
@@ -84,13 +88,12 @@ def accuracy_by_phenomenon(store: Store, model: str, benchmark: str, methods: It
     """Per phenomenon (mean over its items): model, benchmark, method, template, phenomenon,
     paradigms, pairs, ties, accuracy (%)."""
     sql = f"""WITH {BASE_CTES}
-    SELECT $model AS model, $benchmark AS benchmark, s.method, s.template, s.phenomenon,
-           count(DISTINCT s.paradigm) AS paradigms, count(DISTINCT (s.paradigm, s.pair_id)) AS pairs,
-           count(*) FILTER (WHERE s.tie AND NOT list_contains($ens, s.method)) AS ties,
-           100 * avg(s.correct) AS accuracy
-    FROM sel s JOIN chosen USING (method, template)
-    GROUP BY s.method, s.template, s.phenomenon
-    ORDER BY s.method, TRY_CAST(s.template AS INTEGER) NULLS LAST, s.template, s.phenomenon"""
+    SELECT $model AS model, $benchmark AS benchmark, p.method, p.template, p.phenomenon,
+           count(*) AS paradigms, sum(p.pairs)::BIGINT AS pairs, sum(p.ties)::BIGINT AS ties,
+           100 * sum(p.s) / sum(p.n) AS accuracy
+    FROM per_paradigm p JOIN chosen USING (method, template)
+    GROUP BY p.method, p.template, p.phenomenon
+    ORDER BY p.method, TRY_CAST(p.template AS INTEGER) NULLS LAST, p.template, p.phenomenon"""
     return store.query(sql, base_params(store, model, benchmark, methods, template))
 
 
@@ -164,9 +167,8 @@ def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[s
     per_template AS (
         SELECT method, template, 'overall' AS phenomenon, pairs, ties, acc FROM overall
         UNION ALL
-        SELECT method, template, phenomenon, count(DISTINCT (paradigm, pair_id)),
-               count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)), avg(correct)
-        FROM sel GROUP BY method, template, phenomenon
+        SELECT method, template, phenomenon, sum(pairs)::BIGINT, sum(ties)::BIGINT, sum(s) / sum(n)
+        FROM per_paradigm GROUP BY method, template, phenomenon
     ),
     numbered AS (SELECT * FROM per_template WHERE {NUMERIC_TEMPLATE}),
     best AS (SELECT method, template AS best_template FROM numbered WHERE phenomenon = 'overall'
@@ -200,7 +202,7 @@ def ab_prompting(store: Store, model: str, benchmark: str, template: str | None 
     params = base_params(store, model, benchmark, ["ab_prompting"], template)
     sql = f"""WITH {BASE_CTES},
     pv AS (
-        SELECT template, variant, paradigm, count(DISTINCT pair_id) AS pairs, count(*) FILTER (WHERE tie) AS ties,
+        SELECT template, variant, paradigm, count(*) AS pairs, count(*) FILTER (WHERE tie) AS ties,
                avg(correct) AS acc, count(*) FILTER (WHERE prediction = 'A') AS n_a, count(*) AS n
         FROM sel JOIN chosen USING (method, template) GROUP BY template, variant, paradigm
     ),

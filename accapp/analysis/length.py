@@ -18,7 +18,7 @@ from scipy import stats
 
 from accapp.analysis.accuracy import BASE_CTES, base_params
 from accapp.errors import UserError
-from accapp.store import Store
+from accapp.store import Store, template_sort_key
 
 
 def accuracy_by_length(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
@@ -60,21 +60,19 @@ def length_bias(store: Store, model: str, benchmark: str, methods: Iterable[str]
     """
     params = base_params(store, model, benchmark, methods, template)
     sql = f"""WITH {BASE_CTES}
-    SELECT method, template, list(correct ORDER BY paradigm, pair_id, variant) AS correct,
-           list(len_diff ORDER BY paradigm, pair_id, variant) AS len_diff
-    FROM sel JOIN chosen USING (method, template)
-    GROUP BY method, template ORDER BY method, TRY_CAST(template AS INTEGER) NULLS LAST, template"""
+    SELECT method, template, correct, len_diff FROM sel JOIN chosen USING (method, template)"""
     df = store.query(sql, params)
     out = []
-    for rec in df.itertuples(index=False):
-        x = np.asarray(rec.correct, dtype=float)
-        y = np.asarray(rec.len_diff, dtype=float)
+    for (method, template), g in df.groupby(["method", "template"], sort=False):
+        x = g.correct.to_numpy(dtype=float)
+        y = g.len_diff.to_numpy(dtype=float)
         r = p = float("nan")
         if len(x) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = stats.pointbiserialr(x, y)
             r, p = float(res.statistic), float(res.pvalue)
-        out.append({"model": model, "benchmark": benchmark, "method": rec.method, "template": rec.template,
+        out.append({"model": model, "benchmark": benchmark, "method": method, "template": template,
                     "n": len(x), "r": r, "p_value": p})
+    out.sort(key=lambda d: (d["method"], template_sort_key(d["template"])))
     return pd.DataFrame(out, columns=["model", "benchmark", "method", "template", "n", "r", "p_value"])

@@ -32,17 +32,17 @@ def _grouping(by: str | None) -> str | None:
     return by
 
 
-def _scores(store: Store, model: str, benchmark: str, metrics: list[str], by: str | None) -> pd.DataFrame:
-    """method, grp, good (list of scores), bad (list of scores), one row per metric x group."""
+def _scores(store: Store, model: str, benchmark: str, metrics: list[str], by: str | None):
+    """Yield (metric, group, good scores, bad scores) per metric x group (numpy arrays, pairs in the same order)."""
     group_expr = {None: "'overall'", "paradigm": "paradigm", "phenomenon": "phenomenon"}[by]
-    sql = f"""SELECT method, {group_expr} AS grp,
-                     list(score_good ORDER BY paradigm, pair_id) AS good, list(score_bad ORDER BY paradigm, pair_id) AS bad
-              FROM results
+    sql = f"""SELECT method, {group_expr} AS grp, score_good, score_bad FROM results
               WHERE model = $model AND benchmark = $benchmark AND list_contains($metrics, method)
                 AND score_good IS NOT NULL AND score_bad IS NOT NULL
                 AND isfinite(score_good) AND isfinite(score_bad)
-              GROUP BY method, grp ORDER BY method, grp"""
-    return store.query(sql, {"model": model, "benchmark": benchmark, "metrics": metrics})
+              ORDER BY method, grp, paradigm, pair_id"""
+    df = store.query(sql, {"model": model, "benchmark": benchmark, "metrics": metrics})
+    for (method, grp), g in df.groupby(["method", "grp"], sort=True):
+        yield method, grp, g.score_good.to_numpy(dtype=float), g.score_bad.to_numpy(dtype=float)
 
 
 def _metrics(store: Store, model: str, benchmark: str, metrics: Iterable[str] | str | None) -> list[str]:
@@ -66,11 +66,10 @@ def separation_auc(store: Store, model: str, benchmark: str, metrics: Iterable[s
     by = _grouping(by)
     metrics = _metrics(store, model, benchmark, metrics)
     out = []
-    for rec in _scores(store, model, benchmark, metrics, by).itertuples(index=False):
-        good, bad = np.asarray(rec.good, dtype=float), np.asarray(rec.bad, dtype=float)
+    for method, grp, good, bad in _scores(store, model, benchmark, metrics, by):
         y = np.concatenate([np.ones(len(good)), np.zeros(len(bad))])
         auc = float(roc_auc_score(y, np.concatenate([good, bad]))) if len(good) and len(bad) else float("nan")
-        out.append({"model": model, "benchmark": benchmark, "metric": rec.method, "group": rec.grp,
+        out.append({"model": model, "benchmark": benchmark, "metric": method, "group": grp,
                     "n_good": len(good), "n_bad": len(bad), "auc": auc})
     return pd.DataFrame(out, columns=["model", "benchmark", "metric", "group", "n_good", "n_bad", "auc"])
 
@@ -84,15 +83,14 @@ def pair_correlation(store: Store, model: str, benchmark: str, metric: str = "lp
     by = _grouping(by)
     metrics = _metrics(store, model, benchmark, [metric])
     out = []
-    for rec in _scores(store, model, benchmark, metrics, by).itertuples(index=False):
-        x, y = np.asarray(rec.good, dtype=float), np.asarray(rec.bad, dtype=float)
+    for method, grp, x, y in _scores(store, model, benchmark, metrics, by):
         r = p = float("nan")
         if len(x) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = stats.pearsonr(x, y)
             r, p = float(res.statistic), float(res.pvalue)
-        out.append({"model": model, "benchmark": benchmark, "metric": rec.method, "group": rec.grp,
+        out.append({"model": model, "benchmark": benchmark, "metric": method, "group": grp,
                     "pairs": len(x), "r": r, "p_value": p})
     return pd.DataFrame(out, columns=["model", "benchmark", "metric", "group", "pairs", "r", "p_value"])
 

@@ -5,7 +5,8 @@ Where it looks (``Store()`` with no arguments):
 - results: ``$ACCAPP_RESULTS_DIR`` if set, else ``<project>/precomputed/results``; every
   ``*.parquet`` file there (not hidden, not in sub-folders) becomes part of the ``results``
   view, and ``<model>__<benchmark>.manifest.json`` beside it is read by :meth:`Store.manifest`.
-  With no files the view exists and is empty, with the full column set.
+  With no files the view exists and is empty, with the full column set. A file DuckDB cannot
+  read, or one without the key columns, is left out and listed in ``Store.skipped_files``.
 - published: ``<project>/precomputed/published``; each ``<name>.parquet`` there becomes a
   view ``published_<name>`` (``published_ide2025_accuracy``, ``published_blimp2020_human``,
   ``published_blimp_paradigms``...). ``scripts/convert_published.py`` writes them.
@@ -85,6 +86,7 @@ class Store:
         self.con.execute("SET enable_external_access = false")
         self.con.execute("SET lock_configuration = true")
         self.result_files: list[Path] = []
+        self.skipped_files: dict[str, str] = {}  # file name -> why it is not in the view
         self.published_tables: list[str] = []
         self.refresh()
 
@@ -94,10 +96,27 @@ class Store:
         with self._lock:
             self._catalog: pd.DataFrame | None = None
             self._units: dict[tuple[str, str], pd.DataFrame] = {}
-            files = sorted(p for p in self.results_dir.glob("*.parquet") if not p.name.startswith(".")) if self.results_dir.is_dir() else []
-            self.result_files = files
-            cols = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t in RESULT_COLUMNS.items())
+            found = sorted(p for p in self.results_dir.glob("*.parquet") if not p.name.startswith(".")) if self.results_dir.is_dir() else []
+            files, columns, skipped = [], set(), {}
+            for path in found:  # a file DuckDB cannot read, or without the key columns, is skipped (and reported)
+                try:
+                    schema = self.con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
+                except duckdb.Error as exc:
+                    skipped[path.name] = str(exc).splitlines()[0]
+                    continue
+                names = {row[0] for row in schema}
+                lacking = [c for c in ("model", "benchmark", "paradigm", "pair_id", "method", "correct") if c not in names]
+                if lacking:
+                    skipped[path.name] = f"missing columns {', '.join(lacking)}"
+                    continue
+                files.append(path)
+                columns |= names
+            self.result_files, self.skipped_files = files, skipped
             if files:
+                # a column no file has reads as NULL (template '-', variant and prediction '')
+                defaults = {"template": "'-'", "variant": "''", "prediction": "''"}
+                cols = ", ".join(
+                    f"CAST({c if c in columns else defaults.get(c, 'NULL')} AS {t}) AS {c}" for c, t in RESULT_COLUMNS.items())
                 src = "read_parquet([" + ", ".join(_sql_string(p) for p in files) + "], union_by_name = true)"
                 self.con.execute(f"CREATE OR REPLACE VIEW results AS SELECT {cols} FROM {src}")
             else:
