@@ -62,7 +62,9 @@ def cmd_score(args) -> int:
 
     from accapp.errors import validate_sentence
 
-    resolve(args.methods)  # fail fast on bad input, before loading a model
+    from accapp.models import get_spec
+
+    resolve(args.methods, get_spec(args.model).kind)  # fail fast on bad input, before loading a model
     validate_sentence(args.good, "good sentence")
     validate_sentence(args.bad, "bad sentence")
     engine = build_engine(args)

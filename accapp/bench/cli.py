@@ -10,7 +10,9 @@ def cmd_bench(args) -> int:
     from accapp.cli import build_engine
     from accapp.methods import resolve
 
-    resolve(args.methods)
+    from accapp.models import get_spec
+
+    resolve(args.methods, get_spec(args.model).kind)
     engine = build_engine(args)
     paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
     summary = run_benchmark(engine, args.model, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)

@@ -95,7 +95,8 @@ def run_benchmark(
     from tqdm.auto import tqdm
 
     out = Path(out)
-    methods = resolve(methods)
+    kind = getattr(getattr(getattr(engine, "lm", None), "spec", None), "kind", None)
+    methods = resolve(methods, kind)
     families = {m.id: m.family for m in methods}
     data = load_benchmark(benchmark)
     bench_name = benchmark if benchmark in ("blimp", "climp") else Path(benchmark).stem
@@ -103,14 +104,15 @@ def run_benchmark(
     sample = stratified_sample(data, per_paradigm, seed)
     if paradigms:
         sample = sample[sample.paradigm.isin(paradigms)]
-    ctx = engine.context(language or "en")
-    templates = {m.id: m.templates(ctx) for m in methods}
+    ctx = engine.context(language or "en") if hasattr(engine, "context") else None
+    templates = {m.id: m.templates(ctx) if ctx is not None else ["-"] for m in methods}
     manifest_path = out / _safe(model_id) / _safe(bench_name) / "manifest.json"
     manifest = {
         "model": model_id, "benchmark": bench_name, "benchmark_source": CITATIONS.get(bench_name, benchmark),
         "language": language, "methods": [m.id for m in methods], "templates": templates,
         "template_sources": {m.id: m.source for m in methods}, "per_paradigm": per_paradigm, "seed": seed,
-        "dtype": engine.lm.dtype, "quantization": engine.lm.quantization, "in_template_scope": engine.in_template_scope,
+        "dtype": getattr(engine.lm, "dtype", None), "quantization": getattr(engine.lm, "quantization", None),
+        "in_template_scope": getattr(engine, "in_template_scope", None),
         "versions": _versions(), "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if manifest_path.exists():

@@ -1,0 +1,33 @@
+"""Shared fixtures: the real offline models, loaded once per test session."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def smollm():
+    from accapp.models.loading import load_model
+
+    return load_model("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def gemma():
+    from accapp.models.loading import load_model
+
+    return load_model("gemma3-270m")
+
+
+@pytest.fixture(scope="session")
+def blimp():
+    from accapp.bench.datasets import load_benchmark
+
+    return load_benchmark("blimp")
+
+
+@pytest.fixture(scope="session")
+def climp():
+    from accapp.bench.datasets import load_benchmark
+
+    return load_benchmark("climp")

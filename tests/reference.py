@@ -1,0 +1,35 @@
+"""An independent slow reference: one plain forward pass per string, explicit gather.
+
+Shares no code with accapp.scoring: it tokenizes with the tokenizer, prepends the start
+token, runs the full CausalLM (logits over every position) and gathers log-softmax values.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+@torch.inference_mode()
+def reference_token_logprobs(lm, text_parts: tuple[str, ...]) -> list[float]:
+    ids = []
+    for part in text_parts:
+        ids += lm.tokenizer(part, add_special_tokens=False)["input_ids"]
+    if not ids or ids[0] != lm.start_id:
+        ids = [lm.start_id] + ids
+    logits = lm.model(torch.tensor([ids])).logits[0].float()
+    logp = torch.log_softmax(logits, dim=-1)
+    return [logp[i - 1, ids[i]].item() for i in range(1, len(ids))]
+
+
+@torch.inference_mode()
+def reference_next_logprob(lm, prompt: str, answer: str) -> float:
+    """log p(answer | prompt), the answer tokenized as written right after the prompt."""
+    ctx = lm.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    full = lm.tokenizer(prompt + answer, add_special_tokens=False)["input_ids"]
+    k = 0
+    while k < min(len(ctx), len(full)) and ctx[k] == full[k]:
+        k += 1
+    ids = full if full and full[0] == lm.start_id else [lm.start_id] + full
+    k += len(ids) - len(full)
+    logp = torch.log_softmax(lm.model(torch.tensor([ids])).logits[0].float(), dim=-1)
+    return sum(logp[i - 1, ids[i]].item() for i in range(k, len(ids)))

@@ -1,0 +1,118 @@
+"""The causal scorer on the real offline models: exactness of batching and prefix sharing,
+an independent reference, start tokens."""
+
+import numpy as np
+import pytest
+
+from accapp.bench.datasets import stratified_sample
+from accapp.methods.base import Pair
+from accapp.methods.engine import Engine
+from accapp.scoring.causal import CausalScorer
+from tests.reference import reference_next_logprob, reference_token_logprobs
+
+pytestmark = pytest.mark.slow
+TOL = 1e-4  # nats per sentence
+
+
+def _pairs(df, n, seed=0):
+    sample = stratified_sample(df, 1, seed).head(n)
+    return [Pair(g, b) for g, b in zip(sample.good, sample.bad)]
+
+
+@pytest.mark.parametrize("model", ["smollm", "gemma"])
+def test_batched_and_prefix_shared_equal_one_at_a_time(model, request, blimp):
+    lm = request.getfixturevalue(model)
+    pairs = _pairs(blimp, 6)
+    methods = ["lp", "in_template_lp", "in_template_comparative_lp", "yes_no_prob_comp", "ab_prompting", "meta_question_complex"]
+    fast = Engine(CausalScorer(lm, batch_size=16, share_prefix=True)).score_pairs(pairs, methods)
+    slow = Engine(CausalScorer(lm, batch_size=1, share_prefix=False)).score_pairs(pairs, methods)
+    worst = 0.0
+    for a, b in zip(fast, slow):
+        assert [(r["method"], r["template"], r["variant"]) for r in a.rows] == [(r["method"], r["template"], r["variant"]) for r in b.rows]
+        for r, s in zip(a.rows, b.rows):
+            worst = max(worst, abs(r["score_good"] - s["score_good"]), abs(r["score_bad"] - s["score_bad"]))
+    assert worst < TOL, worst
+
+
+def test_prefix_cache_is_used_and_exact(smollm):
+    template = "The following sentence is grammatically acceptable.\n\n"
+    sents = ["These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "Many girls insulted themselves.", "A cat."]
+    sc = CausalScorer(smollm, batch_size=8)
+    seqs = [sc.with_start(sc.encode(template).ids + sc.encode(s).ids) for s in sents]
+    limit = 1 + len(sc.encode(template).ids)
+    shared = sc.sequence_logprobs(seqs, ["t"] * 4, [limit] * 4)
+    assert len(sc._prefix_cache) == 1  # the template prefix was computed once, for all four
+    plain = CausalScorer(smollm, batch_size=1, share_prefix=False).sequence_logprobs(seqs)
+    for a, b in zip(shared, plain):
+        assert abs(float(a.sum()) - float(b.sum())) < TOL
+
+
+def test_scorer_agrees_with_independent_reference_on_50_blimp_pairs(smollm, blimp):
+    pairs = _pairs(blimp, 50, seed=1)
+    engine = Engine(CausalScorer(smollm, batch_size=32))
+    results = engine.score_pairs(pairs, ["lp", "in_template_lp"])
+    worst = 0.0
+    for res in results:
+        for key, sentence in (("good", res.pair.good), ("bad", res.pair.bad)):
+            ours = sum(t["logprob"] for t in res.tokens[key])
+            worst = max(worst, abs(ours - sum(reference_token_logprobs(smollm, (sentence,)))))
+        t1 = next(r for r in res.rows if r["method"] == "in_template_lp" and r["template"] == "1")
+        ref = sum(reference_token_logprobs(smollm, ("The following sentence is grammatically acceptable.\n\n", res.pair.good)))
+        worst = max(worst, abs(t1["score_good"] - ref))
+    assert worst < TOL, worst
+
+
+def test_yes_no_matches_reference_answer_probabilities(smollm):
+    engine = Engine(CausalScorer(smollm))
+    res = engine.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", ["yes_no_prob_comp"])
+    prompt = engine.prompts_for(res.pair, "yes_no_prob_comp")[0]["text"]
+    prompt = prompt.removeprefix("<|endoftext|>")
+    ly, ln = reference_next_logprob(smollm, prompt, "Yes"), reference_next_logprob(smollm, prompt, "No")
+    expected = np.exp(ly) / (np.exp(ly) + np.exp(ln))
+    assert res.rows[0]["score_good"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_casserole_pair_matches_measured_values(smollm, gemma):
+    """MODELS.md: after <|endoftext|>, SmolLM2 gives -56.43 vs -59.97; Gemma after <bos> -65.86 vs -68.51."""
+    for lm, good, bad in ((smollm, -56.43, -59.97), (gemma, -65.86, -68.51)):
+        res = Engine(CausalScorer(lm)).score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", ["lp"])
+        assert res.rows[0]["score_good"] == pytest.approx(good, abs=0.01)
+        assert res.rows[0]["score_bad"] == pytest.approx(bad, abs=0.01)
+
+
+def test_exactly_one_start_token_and_first_token_scored(smollm, gemma):
+    for lm in (smollm, gemma):
+        sc = CausalScorer(lm)
+        enc = sc.encode("These casseroles disgust Kayla.")
+        seq = sc.with_start(enc.ids)
+        assert seq[0] == lm.start_id and seq.count(lm.start_id) == 1
+        assert sc.with_start(seq) == seq  # never a second start token
+        lps = sc.sequence_logprobs([seq])[0]
+        assert len(lps) == len(enc.ids)  # the first real token ("These") is scored too
+        assert lps[0] < 0
+
+
+def test_chat_prompt_has_one_start_token(smollm):
+    engine = Engine(CausalScorer(smollm))
+    pair = engine.check_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
+    for method in ("yes_no_prob_comp", "ab_prompting", "meta_instruct"):
+        for shown in engine.prompts_for(pair, method):
+            ids = smollm.tokenizer(shown["text"], add_special_tokens=False)["input_ids"]
+            assert ids.count(smollm.start_id) == 1 and ids[0] == smollm.start_id
+            assert "<|im_start|>assistant\n" in shown["text"]  # instruct model: chat template
+
+
+def test_base_model_uses_base_templates(gemma):
+    engine = Engine(CausalScorer(gemma))
+    pair = engine.check_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
+    text = engine.prompts_for(pair, "yes_no_prob_comp")[0]["text"]
+    assert text.startswith("<bos>Your task is to evaluate the quality of given text. Is the following")
+    assert text.endswith("These casseroles disgust Kayla.\nAnswer: ")
+
+
+def test_chinese_yes_no_uses_shi_fou_when_single_tokens(gemma):
+    engine = Engine(CausalScorer(gemma))
+    pair = engine.check_pair("王玉珍震惊了她自己。", "王玉珍震惊了他自己。")
+    shown = engine.prompts_for(pair, "yes_no_prob_comp")[0]
+    assert "是 / 否" in shown["kind"]  # 是 and 否 are single Gemma tokens after the prompt
+    assert "请用“是”或“否”回答" in shown["text"]
