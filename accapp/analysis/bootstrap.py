@@ -42,9 +42,11 @@ def per_pair_correct(store: Store, model: str, benchmark: str, method: str, temp
     return df
 
 
-def _default_template(store: Store, model: str, benchmark: str, method: str) -> str | None:
+def _default_templates(store: Store, model: str, benchmark: str, method: str) -> list[str]:
+    """["mean"] for a method with numbered templates; else each of its templates ("-", or
+    Hu & Levy's "judgment" and "comparison", each its own test)."""
     templates = store.templates(model, benchmark, method)
-    return "mean" if any(t.isdigit() for t in templates) else None
+    return ["mean"] if any(t.isdigit() for t in templates) else templates
 
 
 def bootstrap_p(diff: np.ndarray, n_resamples: int = 1000, seed: int = 0) -> float:
@@ -72,8 +74,10 @@ def paired_bootstrap(store: Store, model: str, benchmark: str, methods: Iterable
     """Paired bootstrap of each method against the baseline, one row per method.
 
     ``template``: "default" = "mean" for methods with numbered templates (the Table 3 stars
-    are on the means) and all rows otherwise; or an id / "best" / "mean" for every method.
-    Methods equal to the baseline are skipped. Columns: COLUMNS (accuracies and difference in
+    are on the means) and otherwise one row per template the method has ("-"; "judgment" and
+    "comparison"); or an id / "best" / "mean" / None (all the method's rows) for every method.
+    ``baseline_template`` None = all the baseline's rows (LP has one, "-"). Methods equal to
+    the baseline are skipped. One row per method and template. Columns: COLUMNS (accuracies and difference in
     percent; p_value in [0, 1]).
     """
     methods = store.check(model, benchmark, methods)
@@ -81,21 +85,25 @@ def paired_bootstrap(store: Store, model: str, benchmark: str, methods: Iterable
     if n_resamples < 1:
         raise UserError("n_resamples must be >= 1")
     base = per_pair_correct(store, model, benchmark, baseline, baseline_template)
+    base_templates = store.templates(model, benchmark, baseline)
+    base_label = baseline_template if baseline_template is not None else (
+        base_templates[0] if len(base_templates) == 1 else "all")
     out = []
     for method in methods:
         if method == baseline:
             continue
-        t = _default_template(store, model, benchmark, method) if template == "default" else template
-        if t == "best":
-            t = best_template(store, model, benchmark, method)
-        mine = per_pair_correct(store, model, benchmark, method, t)
-        both = mine.merge(base, on=["paradigm", "pair_id"], suffixes=("", "_base"))
-        diff = both.correct.to_numpy() - both.correct_base.to_numpy()
-        out.append({
-            "model": model, "benchmark": benchmark, "method": method, "template": t if t is not None else "-",
-            "baseline": baseline, "baseline_template": baseline_template if baseline_template is not None else "-",
-            "pairs": len(both), "accuracy": 100 * both.correct.mean(), "baseline_accuracy": 100 * both.correct_base.mean(),
-            "difference": 100 * diff.mean(), "p_value": bootstrap_p(diff, n_resamples, seed),
-            "n_resamples": n_resamples, "seed": seed,
-        })
+        chosen = _default_templates(store, model, benchmark, method) if template == "default" else [template]
+        for t in chosen:
+            if t == "best":
+                t = best_template(store, model, benchmark, method)
+            mine = per_pair_correct(store, model, benchmark, method, t)
+            both = mine.merge(base, on=["paradigm", "pair_id"], suffixes=("", "_base"))
+            diff = both.correct.to_numpy() - both.correct_base.to_numpy()
+            out.append({
+                "model": model, "benchmark": benchmark, "method": method, "template": t if t is not None else "all",
+                "baseline": baseline, "baseline_template": base_label,
+                "pairs": len(both), "accuracy": 100 * both.correct.mean(),
+                "baseline_accuracy": 100 * both.correct_base.mean(), "difference": 100 * diff.mean(),
+                "p_value": bootstrap_p(diff, n_resamples, seed), "n_resamples": n_resamples, "seed": seed,
+            })
     return pd.DataFrame(out, columns=COLUMNS)

@@ -49,14 +49,14 @@ def report_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
 def _table(rows: list[dict], model: str, benchmark: str) -> str:
     phenomena = sorted({p for r in rows for p in r["by_phenomenon"]})
     short = [p[:10] for p in phenomena]
-    head = f"{'method':27} {'template':9} {'pairs':>6} {'ties':>5} {'acc':>6}  " + " ".join(f"{s:>10}" for s in short)
+    head = f"{'method':27} {'template':11} {'pairs':>6} {'ties':>5} {'acc':>6}  " + " ".join(f"{s:>10}" for s in short)
     lines = [f"model: {model}   benchmark: {benchmark}   (accuracy in %, overall = mean over paradigms)", head, "-" * len(head)]
     fmt = lambda v: "      -" if v is None else f"{v:6.1f}"
     for r in rows:
         t = r["template"] + (f"({r['best_template']})" if r.get("best_template") else "")
         cells = " ".join(f"{'-' if r['by_phenomenon'].get(p) is None else format(r['by_phenomenon'][p], '.1f'):>10}"
                          for p in phenomena)
-        lines.append(f"{r['method']:27} {t:9} {r['pairs']:>6} {r['ties']:>5} {fmt(r['accuracy'])}  {cells}")
+        lines.append(f"{r['method']:27} {t:11} {r['pairs']:>6} {r['ties']:>5} {fmt(r['accuracy'])}  {cells}")
     if phenomena:
         lines.append("")
         lines.append("phenomena: " + ", ".join(phenomena))
