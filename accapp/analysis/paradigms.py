@@ -6,7 +6,10 @@ lower-cased words in the good and the bad sentence. Words here are word and punc
 tokens (WORD_PATTERN, RE2 syntax): a Han character on its own (Chinese: one character a
 word), a run of letters / digits / marks, or any other non-space character on its own. On the
 full BLiMP this gives 12 paradigms, with human accuracy 83.12 on them vs 89.74 on the other 55
-(Ide et al. report 83.1 vs 89.7); splitting on whitespace only would give 6.
+(Ide et al. report 83.1 vs 89.7); splitting on whitespace only would give 6. On CLiMP,
+one character a word flags one paradigm, head_final_clause (the bad sentence moves the head
+noun: 王梦佩服着陈晶看过的蜡烛。 / *王梦佩服着蜡烛陈晶看过的。), although Ide et al. say CLiMP has
+no word-shuffling paradigms (split on whitespace, a Chinese sentence is a single token).
 
 Attractors (BLiMP UIDs, checked against the data files):
   none:            regular_plural_subject_verb_agreement_1/_2, irregular_plural_subject_verb_agreement_1/_2
