@@ -124,7 +124,6 @@ def template_stats(store: Store, model: str, benchmark: str, methods: Iterable[s
     ``best_template`` is the template with the highest overall accuracy (lowest id on a tie).
     Methods without numbered templates are left out.
     """
-    store.check(model, benchmark, methods)
     wanted = [m for m in store.check(model, benchmark, methods) if m in template_methods(store, model, benchmark)]
     params = base_params(store, model, benchmark, wanted)
     sql = f"""WITH {BASE_CTES},

@@ -179,8 +179,7 @@ def _blimp_level(store: Store, level: str, models: Iterable[str] | None) -> pd.D
 def published_blimp_models(store: Store, level: str = "phenomenon") -> pd.DataFrame:
     """Warstadt et al. 2020: BLiMP's 5-gram (ngram), LSTM (lstm), Transformer-XL (txl) and GPT-2
     large (gpt2_large), method "lp" (full-sentence comparison), per paradigm / phenomenon / overall."""
-    df = _blimp_level(store, level, ["ngram", "lstm", "txl", "gpt2_large"])
-    return df
+    return _blimp_level(store, level, ["ngram", "lstm", "txl", "gpt2_large"])
 
 
 def published_human(store: Store, level: str = "phenomenon") -> pd.DataFrame:
