@@ -65,6 +65,9 @@ class CausalScorer:
         self._head = self.model.get_output_embeddings()
         self._softcap = getattr(self.model.config, "final_logit_softcapping", None)
         self.device = next(self.model.parameters()).device
+        # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
+        # rows through the vocabulary projection.
+        self.stats = {"decoder_tokens": 0, "head_rows": 0}
 
     # ---- tokenization -------------------------------------------------------------
     def encode(self, text: str) -> Encoded:
@@ -88,6 +91,7 @@ class CausalScorer:
     def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """log p(target | position) for each row of hidden (N, H); float32, chunked over rows."""
         out = torch.empty(hidden.shape[0], dtype=torch.float32)
+        self.stats["head_rows"] += hidden.shape[0]
         for i in range(0, hidden.shape[0], self.vocab_chunk):
             logits = self._head(hidden[i : i + self.vocab_chunk]).float()
             if self._softcap:
@@ -99,6 +103,7 @@ class CausalScorer:
 
     def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
+        self.stats["head_rows"] += hidden.shape[0]
         logits = self._head(hidden).float()
         if self._softcap:
             logits = torch.tanh(logits / self._softcap) * self._softcap
@@ -106,6 +111,7 @@ class CausalScorer:
         return (logits.gather(1, candidates.to(logits.device)) - lse).cpu()
 
     def _run(self, ids: torch.Tensor, past=None):
+        self.stats["decoder_tokens"] += ids.numel()
         out = self._decoder(input_ids=ids.to(self.device), past_key_values=past, use_cache=past is not None)
         return out.last_hidden_state, out.past_key_values
 
@@ -116,6 +122,7 @@ class CausalScorer:
             self._prefix_cache.move_to_end(prefix)
             return hit
         ids = torch.tensor([prefix])
+        self.stats["decoder_tokens"] += ids.numel()
         out = self._decoder(input_ids=ids.to(self.device), use_cache=True)
         hidden = out.last_hidden_state[0]
         lps = self._logprobs_of(hidden[:-1], ids[0, 1:]) if len(prefix) > 1 else torch.empty(0)

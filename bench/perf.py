@@ -1,0 +1,181 @@
+"""Speed and memory of the engine, side by side in one run on the same BLiMP pairs.
+
+    python bench/perf.py --pairs 500
+
+Measures pairs per second and peak memory for: our LP only; our full method set (every
+template) with and without prefix sharing; a naive baseline (one forward pass per string,
+full logits, accapp.scoring.naive); minicons' IncrementalLMScorer for LP and in-template LP
+(summed log-probs, the same start token), when minicons is installed; and the ratio of the
+model FLOP/s we achieve to a dense fp32 matmul's FLOP/s measured here and now.
+The naive full method set takes ~10 s a pair on a laptop CPU, so it runs on --naive-pairs
+pairs (its per-pair cost does not depend on how many pairs there are).
+The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from accapp.bench.datasets import load_benchmark, stratified_sample  # noqa: E402
+from accapp.methods import method_ids  # noqa: E402
+from accapp.methods.base import Pair  # noqa: E402
+from accapp.methods.engine import Engine  # noqa: E402
+from accapp.models.loading import load_model  # noqa: E402
+from accapp.scoring.causal import CausalScorer  # noqa: E402
+from accapp.scoring.naive import NaiveEngine  # noqa: E402
+
+
+def reset_peak() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(fn):
+    base = rss_mb()
+    reset_peak()
+    t0 = time.perf_counter()
+    out = fn()
+    seconds = time.perf_counter() - t0
+    return out, seconds, peak_mb() - base
+
+
+def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    for _ in range(2):
+        a @ b
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9
+
+
+def model_flops(lm, stats: dict) -> float:
+    emb = lm.model.get_input_embeddings().weight
+    decoder_params = sum(p.numel() for p in lm.model.base_model.parameters()) - emb.numel()
+    head = lm.model.get_output_embeddings().weight
+    return 2 * decoder_params * stats["decoder_tokens"] + 2 * head.numel() * stats["head_rows"]
+
+
+def minicons_runs(lm, pairs, template: str):
+    try:
+        from minicons import scorer as mc
+    except ImportError:
+        return None
+    s = mc.IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer)
+    start = lm.tokenizer.convert_ids_to_tokens(lm.start_id)
+
+    def lp():
+        texts = [start + x for p in pairs for x in (p.good, p.bad)]
+        out = []
+        for i in range(0, len(texts), 32):
+            out += s.sequence_score(texts[i : i + 32], reduction=lambda x: x.sum(0).item(), bos_token=False)
+        return out
+
+    def in_template():
+        texts = [start + template + x for p in pairs for x in (p.good, p.bad)]
+        out = []
+        for i in range(0, len(texts), 32):
+            out += s.sequence_score(texts[i : i + 32], reduction=lambda x: x.sum(0).item(), bos_token=False)
+        return out
+
+    return lp, in_template
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=500)
+    ap.add_argument("--naive-pairs", type=int, default=10)
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: noshare,naive,minicons")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    skip = set(filter(None, args.skip.split(",")))
+    lm = load_model(args.model)
+    df = stratified_sample(load_benchmark("blimp"), max(1, -(-args.pairs // 67)), seed=0).head(args.pairs)
+    pairs = [Pair(g, b) for g, b in zip(df.good, df.bad)]
+    full = method_ids("causal")
+    print(f"model {args.model}, {len(pairs)} BLiMP pairs, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; memory = peak RSS above the start of each run")
+    gflops = matmul_gflops()
+    print(f"dense fp32 matmul (2048x2048): {gflops:.1f} GFLOP/s")
+    rows, report = [], {"pairs": len(pairs), "matmul_gflops": round(gflops, 1)}
+
+    def record(name, n, seconds, mem, extra=""):
+        rate = n / seconds
+        rows.append((name, n, rate, mem))
+        print(f"{name:34} {n:5d} pairs {seconds:9.1f} s {rate:9.3f} pairs/s  peak +{mem:7.1f} MB {extra}")
+        return rate
+
+    Engine(CausalScorer(lm)).score_pairs(pairs[:2], full)  # warm up (unigram table, caches of torch)
+    sc = CausalScorer(lm, batch_size=args.batch_size)
+    _, t, m = timed(lambda: Engine(sc).score_pairs(pairs, ["lp"]))
+    report["lp_pairs_per_s"] = record("ours: LP", len(pairs), t, m)
+
+    sc = CausalScorer(lm, batch_size=args.batch_size)
+    _, t, m = timed(lambda: Engine(sc).score_pairs(pairs, full))
+    achieved = model_flops(lm, sc.stats) / t / 1e9
+    report["full_pairs_per_s"] = record("ours: full method set", len(pairs), t, m, f"({achieved:.1f} GFLOP/s model work)")
+    report["achieved_gflops_full"] = round(achieved, 1)
+    report["fraction_of_matmul"] = round(achieved / gflops, 3)
+    print(f"  model work: {sc.stats['decoder_tokens']} decoder tokens, {sc.stats['head_rows']} vocabulary projections; "
+          f"{achieved:.1f} GFLOP/s = {achieved / gflops:.0%} of the matmul limit")
+
+    if "noshare" not in skip:
+        sc = CausalScorer(lm, batch_size=args.batch_size, share_prefix=False)
+        _, t, m = timed(lambda: Engine(sc).score_pairs(pairs, full))
+        report["full_noshare_pairs_per_s"] = record("ours: full set, no prefix sharing", len(pairs), t, m)
+
+    if "naive" not in skip:
+        sub = pairs[: args.naive_pairs]
+        _, t, m = timed(lambda: NaiveEngine(CausalScorer(lm)).score_pairs(sub, ["lp"]))
+        report["naive_lp_pairs_per_s"] = record("naive: LP", len(sub), t, m)
+        _, t, m = timed(lambda: NaiveEngine(CausalScorer(lm)).score_pairs(sub, full))
+        report["naive_full_pairs_per_s"] = record("naive: full method set", len(sub), t, m)
+        report["full_vs_naive"] = round(report["full_pairs_per_s"] / report["naive_full_pairs_per_s"], 2)
+
+    runs = None if "minicons" in skip else minicons_runs(lm, pairs, "The following sentence is grammatically acceptable.\n\n")
+    if runs:
+        lp_fn, tpl_fn = runs
+        _, t, m = timed(lp_fn)
+        report["minicons_lp_pairs_per_s"] = record("minicons: LP", len(pairs), t, m)
+        _, t, m = timed(tpl_fn)
+        report["minicons_in_template_lp_1_pairs_per_s"] = record("minicons: in-template LP, 1 template", len(pairs), t, m)
+        sc = CausalScorer(lm, batch_size=args.batch_size)
+        _, t, m = timed(lambda: Engine(sc).score_pairs(pairs, ["in_template_lp"]))
+        record("ours: in-template LP, 5 templates", len(pairs), t, m)
+        report["lp_vs_minicons"] = round(report["lp_pairs_per_s"] / report["minicons_lp_pairs_per_s"], 2)
+    elif "minicons" not in skip:
+        print("minicons is not installed (pip install minicons==0.3.39): its rows are skipped")
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
