@@ -10,9 +10,11 @@ import importlib
 import importlib.metadata
 import os
 import shutil
+import socket
 import tempfile
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -101,6 +103,23 @@ def _local_copy(spec: ModelSpec) -> Path:
     return target
 
 
+@lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One quick TCP check, so an offline machine fails in seconds, not after minutes of retries."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def hub_kwargs(spec: ModelSpec) -> dict:
+    """Offline, a hub model can still load from the local Hugging Face cache."""
+    return {} if spec.source["type"] != "hub" or hub_reachable() else {"local_files_only": True}
+
+
 def _quantization_config(quantization: str | None):
     if quantization is None:
         return None
@@ -133,17 +152,18 @@ def load_model(
 
     device = pick_device(device)
     where = str(_local_copy(spec)) if spec.source["type"] != "hub" else spec.hub_id
-    kwargs: dict = {"dtype": DTYPES[dtype]}
+    kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec)}
     qconfig = _quantization_config(quantization)
     if qconfig is not None:
         kwargs["quantization_config"] = qconfig
         kwargs["device_map"] = device
     try:
-        tokenizer = AutoTokenizer.from_pretrained(where)
+        tokenizer = AutoTokenizer.from_pretrained(where, **hub_kwargs(spec))
         model = AutoModelForCausalLM.from_pretrained(where, **kwargs)
     except OSError as exc:
         raise UserError(
-            f"Could not load '{model_id}' ({where}): {exc}. Hub models need a network connection."
+            f"Could not load '{model_id}' ({where}): the Hugging Face hub is not reachable from here "
+            "and the model is not in the local cache. The embedded models work offline."
         ) from exc
     if qconfig is None:
         model.to(device)
