@@ -1,0 +1,110 @@
+"""About tab: every method's formula and source, the templates, the models' licenses, the citations."""
+
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from accapp.bench.datasets import ASSETS, CITATIONS
+from accapp.methods import all_methods
+from accapp.models import registry
+from accapp.prompts import template_set
+from accapp.ui.common import intro
+
+PAPERS = [
+    ("Ide et al. 2025", "Yusuke Ide, Yuto Nishida, Justin Vasselli, Miyu Oba, Yusuke Sakai, Hidetaka Kamigaito, Taro "
+     "Watanabe. 2025. *How to Make the Most of LLMs' Grammatical Knowledge for Acceptability Judgments.* NAACL 2025, "
+     "pp. 7416–7432. doi:10.18653/v1/2025.naacl-long.380"),
+    ("Hu & Levy 2023", "Jennifer Hu, Roger Levy. 2023. *Prompting is not a substitute for probability measurements in "
+     "large language models.* EMNLP 2023. doi:10.18653/v1/2023.emnlp-main.306"),
+    ("Hu et al. 2025", "Jennifer Hu, Ethan Gotlieb Wilcox, Siyuan Song, Kyle Mahowald, Roger P. Levy. 2025. *What Can "
+     "String Probability Tell Us About Grammaticality?* arXiv:2510.16227"),
+    ("Kauf & Ivanova 2023", "Carina Kauf, Anna A. Ivanova. 2023. *A Better Way to Do Masked Language Model Scoring.* "
+     "ACL 2023 (short papers), pp. 925–935. doi:10.18653/v1/2023.acl-short.80"),
+]
+
+
+def md(text) -> str:
+    """Text for a Markdown table cell: HTML and Markdown specials escaped, newlines shown as ⏎."""
+    s = html.escape("" if text is None else str(text), quote=False)
+    for ch in "\\`*_{}[]<>()#+!|~":
+        s = s.replace(ch, "\\" + ch)
+    return s.replace("\n", " ⏎ ")
+
+
+def methods_md() -> str:
+    rows = ["| Method | id | Family | Formula | Source |", "|---|---|---|---|---|"]
+    for m in all_methods().values():
+        d = m.describe()
+        rows.append(f"| {md(d['name'])} | `{d['id']}` | {md(d['family'])} | {md(d['formula'])} | {md(d['source'])} |")
+    return "\n".join(rows)
+
+
+def templates_md() -> str:
+    out = []
+    ide = template_set("ide2025")
+    out.append("### Ide et al. 2025: the five templates per method\n")
+    out.append(f"*Source:* {md(ide['source'])}\n\n{md(ide.get('notes', ''))}\n")
+    for key, title in (("in_template_single", "In-template LP / MeanLP / PenLP"),
+                       ("in_template_comparative", "In-template comparative LP")):
+        for lang, items in ide.get(key, {}).items():
+            out.append(f"\n**{title} ({lang})**\n\n| # | template |\n|---|---|")
+            out += [f"| {md(t['id'])} | {md(t['text'])} |" for t in items]
+    for key, title in (("ab", "A/B prompting"), ("yes_no", "Yes/No prob comp")):
+        block = ide.get(key, {})
+        for lang, by_variant in block.items():
+            if not isinstance(by_variant, dict):
+                continue
+            for variant, items in by_variant.items():
+                if not isinstance(items, list):
+                    continue
+                kind = "instruct (chat template)" if variant == "chat" else "base"
+                out.append(f"\n**{title}, {kind} models ({md(lang)})**\n\n| # | system | user |\n|---|---|---|")
+                out += [f"| {md(t.get('id', ''))} | {md(t.get('system', ''))} | {md(t.get('user', t.get('text', '')))} |"
+                        for t in items]
+    hu = template_set("hu_levy2023")
+    out.append("\n### Hu & Levy 2023: metalinguistic prompts\n")
+    out.append(f"*Source:* {md(hu['source'])}\n\n{md(hu.get('notes', ''))}\n")
+    for key in ("judgment", "comparison"):
+        for lang, prompts in hu.get(key, {}).items():
+            out.append(f"\n**Sentence {key} ({lang})**\n\n| prompt | user text | base-model suffix |\n|---|---|---|")
+            for pid, p in prompts.items():
+                out.append(f"| {md(pid)} | {md(p.get('user', ''))} | {md(p.get('base_suffix', ''))} |")
+    return "\n".join(out)
+
+
+def models_md() -> str:
+    rows = ["| Model | id | Kind | Languages | Weights | License |", "|---|---|---|---|---|---|"]
+    for s in registry().values():
+        where = "embedded, works offline" if s.embedded else f"Hugging Face hub: `{s.hub_id}`"
+        lic = f"[{md(s.license)}]({s.license_url})" if s.license_url else md(s.license)
+        rows.append(f"| {md(s.name)} | `{s.id}` | {s.kind} ({s.variant}) | {', '.join(s.languages)} | {where} | {lic} |")
+    return "\n".join(rows)
+
+
+def benchmarks_md() -> str:
+    out = [f"- **{name.upper()}**: {md(text)}" for name, text in CITATIONS.items()]
+    readme = ASSETS / "README.md"
+    if readme.is_file():
+        out.append("\n<details><summary>How the shipped benchmark files were made</summary>\n\n"
+                   + readme.read_text(encoding="utf-8") + "\n</details>")
+    return "\n".join(out)
+
+
+def build() -> None:
+    gr.HTML(intro("About the methods, models and data",
+                  "What each judgment method computes and where it comes from, the exact templates, the models and "
+                  "their licenses, and the papers and benchmarks to cite."))
+    gr.Markdown("## Papers\n\n" + "\n".join(f"- **{k}.** {v}" for k, v in PAPERS), elem_id="about-papers")
+    with gr.Accordion("Judgment methods: formula and source", open=True):
+        gr.Markdown(methods_md(), elem_id="about-methods")
+        gr.Markdown("A pair is judged right when score(good) > score(bad), strictly; ties count as wrong and are "
+                    "shown. Overall accuracy is the mean over paradigms; a phenomenon's accuracy is the mean over "
+                    "its pairs.")
+    with gr.Accordion("Templates and prompts", open=False):
+        gr.Markdown(templates_md(), elem_id="about-templates")
+    with gr.Accordion("Models and licenses", open=True):
+        gr.Markdown(models_md(), elem_id="about-models")
+    with gr.Accordion("Benchmarks", open=True):
+        gr.Markdown(benchmarks_md(), elem_id="about-benchmarks")

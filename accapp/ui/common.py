@@ -1,0 +1,104 @@
+"""Shared bits of the tabs: turning errors into messages, escaping, small HTML pieces."""
+
+from __future__ import annotations
+
+import functools
+import html
+import logging
+import traceback
+
+import gradio as gr
+
+from accapp.errors import UserError
+
+log = logging.getLogger("accapp.ui")
+
+OOM_MESSAGE = ("The model ran out of memory on this machine. Try fewer methods, shorter sentences, "
+               "a smaller file, or a smaller model.")
+
+
+def is_oom(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    try:
+        import torch
+
+        if isinstance(exc, torch.OutOfMemoryError):
+            return True
+    except (ImportError, AttributeError):
+        pass
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+
+
+def message_of(exc: BaseException) -> str:
+    """What a person sees for an exception: its message for UserError, a plain line otherwise."""
+    if isinstance(exc, UserError):
+        return str(exc)
+    if is_oom(exc):
+        return OOM_MESSAGE
+    return f"Something went wrong ({type(exc).__name__}: {str(exc)[:300]}). The details are in the server log."
+
+
+def friendly(fn):
+    """Wrap an event handler: UserError / out-of-memory / anything else -> gr.Error with a message.
+
+    The traceback goes to the server log, never to the page.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as exc:  # noqa: BLE001 - shown as a message, logged in full
+            if not isinstance(exc, UserError):
+                log.error("error in %s:\n%s", fn.__name__, traceback.format_exc())
+            try:
+                import torch
+
+                if is_oom(exc) and torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001
+                pass
+            raise gr.Error(message_of(exc), print_exception=False) from None
+
+    return wrapper
+
+
+def esc(text) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def intro(title: str, text: str) -> str:
+    """The short heading and explanation on top of a tab (trusted text, written here)."""
+    return f"<div class='acc-intro'><h2>{title}</h2><p>{text}</p></div>"
+
+
+def note(text_html: str, kind: str = "info") -> str:
+    """A coloured note box; ``text_html`` must already be escaped where it holds user text."""
+    return f"<div class='acc-note acc-note-{kind}'>{text_html}</div>"
+
+
+CSS = """
+.acc-header h1 { font-size: 2.0rem; margin: 0.2rem 0 0.1rem 0; }
+.acc-header p { font-size: 1.1rem; color: var(--body-text-color-subdued); margin: 0 0 0.4rem 0; }
+.acc-intro h2 { font-size: 1.35rem; margin: 0.3rem 0 0.2rem 0; }
+.acc-intro p { font-size: 1.02rem; margin: 0 0 0.5rem 0; color: var(--body-text-color-subdued); max-width: 70rem; }
+.acc-note { border-radius: 8px; padding: 0.7rem 0.9rem; margin: 0.3rem 0; font-size: 1.02rem; line-height: 1.45; }
+.acc-note-info { background: #e7f5ff; border: 1px solid #a5d8ff; color: #1864ab; }
+.acc-note-good { background: #ebfbee; border: 1px solid #b2f2bb; color: #2b8a3e; }
+.acc-note-bad { background: #fff4e6; border: 1px solid #ffd8a8; color: #d9480f; }
+.acc-note-warn { background: #fff9db; border: 1px solid #ffec99; color: #e67700; }
+.acc-note b, .acc-note strong { color: inherit; }
+.acc-verdict { font-size: 1.25rem; font-weight: 600; }
+.acc-pair { font-size: 1.05rem; }
+.acc-pair .g { color: #1864ab; } .acc-pair .b { color: #d9480f; }
+.acc-small { font-size: 0.92rem; color: var(--body-text-color-subdued); }
+.acc-prompts textarea, .acc-prompts pre { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 0.92rem; }
+"""
+CSS += """
+.acc-table table, .acc-table td, .acc-table th, .acc-table span, .acc-table input { font-family: var(--font) !important; }
+.acc-table td, .acc-table th { font-size: 0.95rem !important; }
+"""

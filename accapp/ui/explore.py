@@ -1,0 +1,422 @@
+"""Explore tab: how each method and model did on a whole benchmark, beside the published numbers.
+
+Everything comes from the DuckDB store over ``precomputed/`` (:mod:`accapp.store`) through the
+analyses of :mod:`accapp.analysis`; the helpers here only pick templates and shape frames for
+:mod:`accapp.ui.plots`. Published numbers are always labelled with their source. With no
+precomputed run yet the tab says so and shows the published numbers alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+from accapp import analysis as A
+from accapp.errors import UserError
+from accapp.models import registry
+from accapp.ui import plots
+from accapp.ui.common import esc, friendly, intro, message_of, note
+from accapp.ui.state import BENCHMARKS, get_state
+
+PREFERRED = ("lp", "in_template_lp", "yes_no_prob_comp")
+TEMPLATE_CHOICES = [("best template (max)", "best"), ("mean over templates", "mean")] + [
+    (f"template {i}", str(i)) for i in range(1, 6)]
+WRONG_LIMIT = 500
+WRONG_COLUMNS = ["Paradigm", "Pair", "Template", "Order", "Acceptable sentence", "Unacceptable sentence",
+                 "Score: good", "Score: bad", "Phenomenon"]
+_NUM = re.compile(r"^[0-9]+$")
+
+
+# ------------------------------------------------------------------------------------ template selection
+def _numbered(s: pd.Series) -> pd.Series:
+    return s.astype(str).str.fullmatch(r"[0-9]+")
+
+
+def pick_template(df: pd.DataFrame, template: str, keys: list[str]) -> pd.DataFrame:
+    """From rows of every template (an analysis run with template=None), keep the chosen one.
+
+    'mean': methods with numbered templates get their mean over them (template "mean");
+    an id: that template for methods that have it; other methods keep their single template.
+    """
+    if df.empty or template in (None, "best"):
+        return df
+    num = _numbered(df["template"])
+    with_numbered = set(df.loc[num, "method"])
+    rest = df[~df["method"].isin(with_numbered)]
+    sel = df[num]
+    if template == "mean":
+        group = ["method"] + [k for k in keys if k in sel]
+        agg = {}
+        for c in sel.columns:
+            if c in group or c == "template":
+                continue
+            if c in ("accuracy", "human_accuracy", "r", "share_A"):
+                agg[c] = "mean"
+            elif pd.api.types.is_numeric_dtype(sel[c]):
+                agg[c] = "max"
+            else:
+                agg[c] = "first"
+        sel = sel.groupby(group, sort=False, dropna=False).agg(agg).reset_index()
+        sel["template"] = "mean"
+    else:
+        sel = sel[sel["template"].astype(str) == str(template)]
+    out = pd.concat([sel, rest], ignore_index=True)
+    return out[[c for c in df.columns if c in out.columns]]
+
+
+def by_template(fn, store, model, bench, methods, template, keys, **kw) -> pd.DataFrame:
+    if template in (None, "best"):
+        return fn(store, model, bench, methods, template="best", **kw)
+    return pick_template(fn(store, model, bench, methods, template=None, **kw), template, keys)
+
+
+# ------------------------------------------------------------------------------------ filters
+def filter_state(bench: str, model: str | None, methods: list[str] | None):
+    """Normalise the filters against what the store holds: (models, model, present methods, methods)."""
+    store = get_state().store()
+    models = store.models(bench)
+    if model not in models:
+        model = models[0] if models else None
+    present = store.methods(model, bench) if model else []
+    methods = [m for m in (methods or []) if m in present]
+    if not methods:
+        methods = [m for m in PREFERRED if m in present] or present[:3]
+    return models, model, present, methods
+
+
+def model_label(model_id: str) -> str:
+    spec = registry().get(model_id)
+    return f"{spec.name} ({model_id})" if spec else model_id
+
+
+@friendly
+def update_filters(bench, model, methods, wrong_method):
+    models, model, present, methods = filter_state(bench, model, methods)
+    wrong_method = wrong_method if wrong_method in present else (methods[0] if methods else None)
+    return (gr.update(choices=[(model_label(m), m) for m in models], value=model),
+            gr.update(choices=present, value=methods),
+            gr.update(choices=present, value=wrong_method))
+
+
+# ------------------------------------------------------------------------------------ content
+def _safe(section: str, fn, fallback):
+    try:
+        return fn()
+    except UserError as exc:
+        return fallback(f"{section}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - one failing view never breaks the tab
+        return fallback(f"{section}: {message_of(exc)}")
+
+
+def status_html(bench: str, model: str | None) -> str:
+    store = get_state().store()
+    if model is None:
+        return note(f"No precomputed results for <b>{esc(bench.upper())}</b> yet (the benchmark runs are still being "
+                    "computed, or none has been shipped). The published numbers are shown alone, each labelled with "
+                    "its source.", "warn")
+    man = store.manifest(model, bench)
+    units = store.units(model, bench)
+    bits = [f"<b>{esc(model_label(model))}</b> on <b>{esc(bench.upper())}</b>: {int(units.pairs.sum()):,} pairs in "
+            f"{len(units)} paradigms"]
+    if man.get("per_paradigm"):
+        bits.append(f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {esc(man.get('seed', 0))})")
+    if man.get("finished"):
+        bits.append(f"run finished {esc(str(man['finished'])[:10])}")
+    skipped = ", ".join(store.skipped_files) if store.skipped_files else ""
+    text = " · ".join(bits) + ". Bars are this project's results; markers and dashed lines are published numbers."
+    if skipped:
+        text += f"<br>Unreadable result files left out: {esc(skipped)}."
+    return note(text, "info")
+
+
+def overall_table(store, bench, model, methods, template) -> pd.DataFrame:
+    parts = []
+    if model:
+        ours = by_template(A.accuracy_overall, store, model, bench, methods, template, [])
+        finished = store.manifest(model, bench).get("finished", "")
+        src = "this project" + (f", run finished {finished[:10]}" if finished else "")
+        parts.append(pd.DataFrame({"Source": src, "Model": model, "Method": ours.method, "Template": ours.template,
+                                   "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs}))
+    pub = A.published_ide_accuracy(store, bench)
+    if not pub.empty and methods:
+        pub = pub[pub.method.isin(methods) & pub.template.isin(["-", "mean", "max"])]
+        parts.append(pd.DataFrame({"Source": pub.source, "Model": pub.model, "Method": pub.method,
+                                   "Template": pub.template, "Accuracy (%)": pub.accuracy.round(1), "Pairs": None}))
+    if bench == "blimp":
+        hum = A.published_human(store, "overall")
+        if not hum.empty:
+            parts.append(pd.DataFrame({"Source": hum.source, "Model": "humans", "Method": "human judgment",
+                                       "Template": "-", "Accuracy (%)": hum.accuracy.round(1), "Pairs": None}))
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=["Source", "Model", "Method", "Template", "Accuracy (%)", "Pairs"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def published_for_phenomena(store, bench, methods, show_models: bool) -> pd.DataFrame:
+    if bench != "blimp":
+        return pd.DataFrame(columns=A.LONG_COLUMNS)
+    parts = [A.published_human(store, "phenomenon")]
+    if show_models:
+        parts.append(A.published_blimp_models(store, "phenomenon"))
+        kauf = A.published_kauf(store, "phenomenon")
+        parts.append(kauf[kauf.method.isin(methods or [])])
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=A.LONG_COLUMNS)
+
+
+def phenomenon_view(store, bench, model, methods, template, show_models):
+    ours = by_template(A.accuracy_by_phenomenon, store, model, bench, methods, template, ["phenomenon"]) if model else None
+    pub = published_for_phenomena(store, bench, methods, show_models)
+    title = f"Accuracy by phenomenon · {bench.upper()}" + (f" · {model_label(model)}" if model else " · published only")
+    if (ours is None or ours.empty) and pub.empty:
+        return plots.empty_figure(f"No results for {bench.upper()} yet, and no published per-phenomenon numbers.")
+    return plots.phenomenon_figure(ours if ours is not None else pd.DataFrame(), pub, esc(title))
+
+
+def length_view(store, bench, model, methods, template):
+    pub = A.published_ide_length_bias(store, bench)
+    if not model:
+        if pub.empty:
+            return plots.empty_figure("No results yet.")
+        txt = "; ".join(f"{m}: r = {r:+.3f}" for m, r in zip(pub.method, pub.point_biserial_r))
+        return plots.empty_figure(f"No results yet. Published ({plots.short_source(pub.source.iloc[0])}, Table 4): {txt}")
+    by_len = by_template(A.accuracy_by_length, store, model, bench, methods, template, ["len_diff", "label"], clip=4)
+    bias = by_template(A.length_bias, store, model, bench, methods, template, [])
+    return plots.length_figure(by_len, bias, pub, esc(f"Accuracy by token-length difference · {model_label(model)}"))
+
+
+def paradigm_view(store, bench, model, methods, template, phenomenon):
+    if not model:
+        return plots.empty_figure("No results yet: the per-paradigm view needs a precomputed run.")
+    df = by_template(A.accuracy_by_paradigm, store, model, bench, methods, template, ["paradigm", "phenomenon"])
+    if phenomenon and phenomenon != "all":
+        df = df[df.phenomenon == phenomenon]
+    human = A.published_human(store, "paradigm") if bench == "blimp" else pd.DataFrame()
+    if not human.empty:
+        human = human[human.paradigm.isin(set(df.paradigm))]
+    return plots.paradigm_figure(df, human, esc(f"Accuracy per paradigm · {model_label(model)}"))
+
+
+def ensemble_view(store, bench, model):
+    pub = A.published_ide_ensembles(store, bench)
+    table = pd.DataFrame()
+    if not pub.empty:
+        table = pub.pivot_table(index="setting", columns="model", values="accuracy", aggfunc="first")
+        table.columns = [f"{c} (Ide et al. 2025)" for c in table.columns]
+    ours = A.ensembles(store, model, bench) if model else pd.DataFrame()
+    if not ours.empty:
+        mine = ours.set_index("setting")["accuracy"].rename(f"{model} (this project)")
+        table = mine.to_frame().join(table, how="outer") if not table.empty else mine.to_frame()
+    if table.empty:
+        return pd.DataFrame({"setting": []}), plots.empty_figure("No ensemble results yet.")
+    order = ["p_only", "mix_p3", "mix_l3", "l_only", "in_template_lp_oracle", "yes_no_prob_comp_oracle"]
+    table = table.reindex([s for s in order if s in table.index] + [s for s in table.index if s not in order])
+    table = table.round(1).reset_index().rename(columns={"index": "setting"})
+    if ours.empty:
+        fig = plots.empty_figure("No ensemble results of this project yet; the table shows the published numbers.")
+    else:
+        df = ours.assign(group=model_label(model))
+        fig = plots.grouped_bar_figure(df, "setting", "accuracy", "group",
+                                       esc(f"Ensembles and oracles · {model_label(model)}"))
+    return table, fig
+
+
+def ab_view(store, bench, model):
+    pub = A.published_ide_ab_share(store, bench)
+    pub_tbl = pub.rename(columns={"share_A": "share of 'A' (%)"}) if not pub.empty else pub
+    if not model or "ab_prompting" not in store.methods(model, bench):
+        return plots.empty_figure("No A/B prompting results of this project yet; the table shows the published shares."), pub_tbl
+    df = A.ab_prompting(store, model, bench)
+    df = df.assign(order=df.variant.map({"good=A": "good sentence is A", "good=B": "good sentence is B",
+                                         "both": "both orders"}))
+    ref = {"50 % = no preference for A": 50.0}
+    if not pub.empty:
+        ref[f"published mean over models: {pub.share_A.mean():.1f} % ({plots.short_source(pub.source.iloc[0])}, Table 12)"] = float(pub.share_A.mean())
+    fig = plots.grouped_bar_figure(df, "template", "share_A", "order", esc(f"Share of 'A' answers · {model_label(model)}"),
+                                   y_title="answers 'A' (%)", reference=ref)
+    return fig, pub_tbl
+
+
+def _with_humans(df: pd.DataFrame, key: str) -> pd.DataFrame:
+    parts = [df[[key, "accuracy"]].assign(group=[f"{m} [{t}]" if t not in ("-", "") else m
+                                                  for m, t in zip(df.method, df.template)])]
+    if "human_accuracy" in df and df.human_accuracy.notna().any():
+        h = df.drop_duplicates(key)[[key, "human_accuracy"]].rename(columns={"human_accuracy": "accuracy"})
+        parts.append(h.assign(group="Humans (published: Warstadt et al. 2020)"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def shuffle_view(store, bench, model, methods, template):
+    if not model:
+        return plots.empty_figure("No results yet: the word-shuffling view needs a precomputed run.")
+    df = by_template(A.paradigm_type_summary, store, model, bench, methods, template, ["word_shuffling"])
+    if df.empty:
+        return plots.empty_figure("No paradigms in this run.")
+    df = df.assign(kind=df.word_shuffling.map({True: "word-shuffling paradigms", False: "other paradigms"}))
+    fig = plots.grouped_bar_figure(_with_humans(df, "kind"), "kind", "accuracy", "group",
+                                   esc(f"Word-shuffling paradigms vs the rest · {model_label(model)}"))
+    return fig
+
+
+def attractor_view(store, bench, model, methods, template):
+    if not model or bench != "blimp":
+        return plots.empty_figure("The attractor view needs a precomputed BLiMP run.")
+    df = by_template(A.sv_agreement_by_attractor, store, model, bench, methods, template, ["attractor"])
+    if df.empty:
+        return plots.empty_figure("This run has none of the subject-verb agreement paradigms.")
+    return plots.grouped_bar_figure(_with_humans(df, "attractor"), "attractor", "accuracy", "group",
+                                    esc(f"Subject-verb agreement by attractor · {model_label(model)}"))
+
+
+def findings_html(store, bench) -> str:
+    f = A.published_ide_findings(store)
+    if f.empty:
+        return ""
+    f = f[(f.benchmark == bench) & f.subset.str.contains("shuffling|other_paradigms|attractor", regex=True)]
+    if f.empty:
+        return ""
+    items = "".join(f"<li>{esc(s.replace('_', ' '))} · {esc(m)} · {esc(mod.replace('_', ' '))}: <b>{v:g} %</b> "
+                    f"<span class='acc-small'>({esc(src)})</span></li>"
+                    for s, m, mod, v, src in zip(f.subset, f.method, f.model, f.value, f.source))
+    return note(f"Published for comparison:<ul style='margin:0.3rem 0 0 1.2rem'>{items}</ul>", "info")
+
+
+def wrong_pairs(store, bench, model, method, template) -> pd.DataFrame:
+    if not model or not method:
+        return pd.DataFrame(columns=WRONG_COLUMNS)
+    tmpl = None
+    templates = store.templates(model, bench, method)
+    if template == "best":
+        tmpl = A.best_template(store, model, bench, method)
+    elif template != "mean" and template in templates:
+        tmpl = template
+    elif len(templates) == 1:
+        tmpl = templates[0]
+    cols = ["paradigm", "phenomenon", "pair_id", "template", "variant", "good", "bad", "score_good", "score_bad"]
+    df = store.rows(model, bench, [method], template=tmpl, wrong_only=True, columns=cols, limit=WRONG_LIMIT)
+    return pd.DataFrame({"Paradigm": df.paradigm, "Pair": df.pair_id, "Template": df.template, "Order": df.variant,
+                         "Acceptable sentence": df.good, "Unacceptable sentence": df.bad,
+                         "Score: good": df.score_good.round(4), "Score: bad": df.score_bad.round(4),
+                         "Phenomenon": df.phenomenon}, columns=WRONG_COLUMNS)
+
+
+@friendly
+def render(bench, model, methods, template, show_models, para_phen, wrong_method):
+    store = get_state().store()
+    _, model, present, methods = filter_state(bench, model, methods)
+    template = template or "best"
+    fig_fallback = plots.empty_figure
+    df_fallback = lambda msg: pd.DataFrame({"message": [msg]})  # noqa: E731
+    status = status_html(bench, model)
+    overall = _safe("Overall", lambda: overall_table(store, bench, model, methods, template), df_fallback)
+    phen = _safe("By phenomenon", lambda: phenomenon_view(store, bench, model, methods, template, show_models), fig_fallback)
+    length = _safe("Token length", lambda: length_view(store, bench, model, methods, template), fig_fallback)
+    phen_choices = ["all"] + (sorted(set(store.units(model, bench).phenomenon)) if model else [])
+    para_phen = para_phen if para_phen in phen_choices else "all"
+    para = _safe("Per paradigm", lambda: paradigm_view(store, bench, model, methods, template, para_phen), fig_fallback)
+    ens_tbl, ens_fig = _safe("Ensembles", lambda: ensemble_view(store, bench, model),
+                             lambda m: (df_fallback(m), fig_fallback(m)))
+    ab_fig, ab_tbl = _safe("A/B", lambda: ab_view(store, bench, model), lambda m: (fig_fallback(m), df_fallback(m)))
+    shuffle = _safe("Word shuffling", lambda: shuffle_view(store, bench, model, methods, template), fig_fallback)
+    attract = _safe("Attractors", lambda: attractor_view(store, bench, model, methods, template), fig_fallback)
+    wrong_method = wrong_method if wrong_method in present else (methods[0] if methods else None)
+    wrong = _safe("Wrong pairs", lambda: wrong_pairs(store, bench, model, wrong_method, template),
+                  lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
+    n = len(wrong)
+    wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not model else
+                  note(f"{n}{'+' if n >= WRONG_LIMIT else ''} pair judgments that <b>{esc(wrong_method or '')}</b> gets wrong "
+                       "(or ties). <b>Click a row</b> to open the pair in the probe.", "info"))
+    return (status, overall, phen, length, gr.update(choices=phen_choices, value=para_phen), para, ens_tbl, ens_fig,
+            ab_fig, ab_tbl, shuffle, attract, findings_html(store, bench), wrong_note, wrong, wrong)
+
+
+@dataclass
+class ExploreTab:
+    refresh_inputs: list
+    refresh_outputs: list
+    filters_inputs: list
+    filters_outputs: list
+
+
+def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
+    gr.HTML(intro(
+        "Explore the benchmark results",
+        "How each judgment method and model did on all of BLiMP or CLiMP: accuracy by phenomenon beside the human "
+        "baseline, the effect of sentence length, paradigms, ensembles, and the pairs a method gets wrong. "
+        "Published numbers from the papers are always labelled with their source."))
+    with gr.Row():
+        bench = gr.Radio(list(BENCHMARKS), value="blimp", label="Benchmark", scale=1, elem_id="explore-bench")
+        model = gr.Dropdown([], value=None, label="Model (runs of this project)", scale=2, elem_id="explore-model")
+        methods = gr.Dropdown([], value=[], multiselect=True, label="Methods", scale=3, elem_id="explore-methods")
+    with gr.Row():
+        template = gr.Radio(TEMPLATE_CHOICES, value="best", label="Template (methods with Ide et al.'s five templates)",
+                            scale=3, elem_id="explore-template")
+        show_models = gr.Checkbox(value=False, label="Show published models too (BLiMP: GPT-2 large, TXL, LSTM, 5-gram)",
+                                  scale=2)
+        refresh_btn = gr.Button("↻ Reload results", scale=1, size="sm")
+    status = gr.HTML("", elem_id="explore-status")
+    with gr.Tabs():
+        with gr.Tab("By phenomenon"):
+            phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
+            overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
+                                   interactive=False, wrap=True, max_height=420, elem_id="explore-overall")
+        with gr.Tab("Token length"):
+            gr.Markdown("Accuracy against the difference in length, in the model's tokens, between the acceptable and "
+                        "the unacceptable sentence; the legend gives the point-biserial r between being right and "
+                        "the difference (Ide et al. 2025, §6 and Table 4).")
+            length_plot = gr.Plot(label="Accuracy by token-length difference", elem_id="explore-length")
+        with gr.Tab("By paradigm"):
+            para_phen = gr.Dropdown(["all"], value="all", label="Phenomenon")
+            para_plot = gr.Plot(label="Accuracy per paradigm", elem_id="explore-paradigm")
+        with gr.Tab("Ensembles & A/B"):
+            ens_tbl = gr.Dataframe(elem_classes=["acc-table"], label="Ensembles and oracles: accuracy (%), this project and Ide et al. 2025 Table 5",
+                                   interactive=False, wrap=True, elem_id="explore-ensembles")
+            ens_plot = gr.Plot(label="Ensembles")
+            ab_plot = gr.Plot(label="A/B prompting: share of 'A' answers")
+            ab_tbl = gr.Dataframe(elem_classes=["acc-table"], label="Published share of 'A' answers (Ide et al. 2025, Table 12)", interactive=False)
+        with gr.Tab("Word order & attractors"):
+            shuffle_plot = gr.Plot(label="Word-shuffling paradigms")
+            attract_plot = gr.Plot(label="Subject-verb agreement by attractor")
+            findings = gr.HTML("")
+        with gr.Tab("Pairs it gets wrong"):
+            wrong_method = gr.Dropdown([], value=None, label="Method", elem_id="explore-wrong-method")
+            wrong_note = gr.HTML("")
+            wrong = gr.Dataframe(elem_classes=["acc-table"], headers=WRONG_COLUMNS, interactive=False, wrap=True, max_height=600,
+                                 elem_id="explore-wrong")
+    wrong_state = gr.State(None)
+
+    filters_inputs = [bench, model, methods, wrong_method]
+    filters_outputs = [model, methods, wrong_method]
+    refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method]
+    refresh_outputs = [status, overall, phen_plot, length_plot, para_phen, para_plot, ens_tbl, ens_plot, ab_plot,
+                       ab_tbl, shuffle_plot, attract_plot, findings, wrong_note, wrong, wrong_state]
+    hidden = dict(api_visibility="undocumented")
+    for comp in (bench, model, methods):
+        comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(
+            render, refresh_inputs, refresh_outputs, **hidden)
+    for comp in (template, show_models, para_phen, wrong_method):
+        comp.input(render, refresh_inputs, refresh_outputs, **hidden)
+    refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(
+        render, refresh_inputs, refresh_outputs, **hidden)
+
+    def open_in_probe(df, bench_value, model_value, evt: gr.SelectData):
+        if df is None or len(df) == 0 or evt is None or evt.index is None:
+            return [gr.update()] * 6
+        i = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+        row = df.iloc[int(i)]
+        meta = {"benchmark": bench_value, "paradigm": str(row["Paradigm"]), "phenomenon": str(row["Phenomenon"]),
+                "pair_id": str(row["Pair"]), "good": str(row["Acceptable sentence"]),
+                "bad": str(row["Unacceptable sentence"])}
+        label = (f"<div class='acc-small'>{esc(bench_value.upper())} · {esc(meta['phenomenon'])} · "
+                 f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}</div>")
+        model_update = gr.update(value=model_value) if model_value in registry() else gr.update()
+        return meta["good"], meta["bad"], meta, label, model_update, gr.Tabs(selected=probe_tab_id)
+
+    wrong.select(open_in_probe, [wrong_state, bench, model], [probe.good, probe.bad, probe.meta, probe.pair_label,
+                                                              probe.model, tabs], **hidden).then(
+        probe.run_fn, probe.run_inputs, probe.run_outputs, concurrency_id="score", **hidden)
+    return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs)
