@@ -17,9 +17,9 @@ PAPERS = [
      "Watanabe. 2025. *How to Make the Most of LLMs' Grammatical Knowledge for Acceptability Judgments.* NAACL 2025, "
      "pp. 7416–7432. doi:10.18653/v1/2025.naacl-long.380"),
     ("Hu & Levy 2023", "Jennifer Hu, Roger Levy. 2023. *Prompting is not a substitute for probability measurements in "
-     "large language models.* EMNLP 2023. doi:10.18653/v1/2023.emnlp-main.306"),
-    ("Hu et al. 2025", "Jennifer Hu, Ethan Gotlieb Wilcox, Siyuan Song, Kyle Mahowald, Roger P. Levy. 2025. *What Can "
-     "String Probability Tell Us About Grammaticality?* arXiv:2510.16227"),
+     "large language models.* EMNLP 2023."),
+    ("Hu et al. 2025", "Jennifer Hu, Ethan Gottlieb Wilcox, Siyuan Song, Kyle Mahowald, Roger P. Levy. 2025. *What Can "
+     "String Probability Tell Us About Grammaticality?*"),
     ("Kauf & Ivanova 2023", "Carina Kauf, Anna A. Ivanova. 2023. *A Better Way to Do Masked Language Model Scoring.* "
      "ACL 2023 (short papers), pp. 925–935. doi:10.18653/v1/2023.acl-short.80"),
 ]

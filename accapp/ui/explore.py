@@ -79,12 +79,28 @@ def filter_state(bench: str, model: str | None, methods: list[str] | None):
     store = get_state().store()
     models = store.models(bench)
     if model not in models:
-        model = models[0] if models else None
-    present = store.methods(model, bench) if model else []
+        model = default_model(store, bench, models)
+    if model:
+        present = store.methods(model, bench)
+    else:  # published numbers only: the methods the papers report for this benchmark
+        present = sorted(set(A.published_ide_accuracy(store, bench).method))
     methods = [m for m in (methods or []) if m in present]
     if not methods:
         methods = [m for m in PREFERRED if m in present] or present[:3]
     return models, model, present, methods
+
+
+def default_model(store, bench: str, models: list[str]) -> str | None:
+    """The app's default model when it has a run, else the model with the most result rows."""
+    from accapp.models import DEFAULT_MODEL
+
+    if not models:
+        return None
+    if DEFAULT_MODEL in models:
+        return DEFAULT_MODEL
+    cat = store.catalog()
+    sizes = cat[cat.benchmark == bench].groupby("model")["n_rows"].sum()
+    return str(sizes.sort_values(ascending=False, kind="stable").index[0]) if len(sizes) else models[0]
 
 
 def model_label(model_id: str) -> str:
@@ -95,10 +111,11 @@ def model_label(model_id: str) -> str:
 @friendly
 def update_filters(bench, model, methods, wrong_method):
     models, model, present, methods = filter_state(bench, model, methods)
-    wrong_method = wrong_method if wrong_method in present else (methods[0] if methods else None)
+    wrong_choices = present if model else []
+    wrong_method = wrong_method if wrong_method in wrong_choices else (methods[0] if methods and model else None)
     return (gr.update(choices=[(model_label(m), m) for m in models], value=model),
             gr.update(choices=present, value=methods),
-            gr.update(choices=present, value=wrong_method))
+            gr.update(choices=wrong_choices, value=wrong_method))
 
 
 # ------------------------------------------------------------------------------------ content
@@ -138,21 +155,21 @@ def overall_table(store, bench, model, methods, template) -> pd.DataFrame:
         ours = by_template(A.accuracy_overall, store, model, bench, methods, template, [])
         finished = store.manifest(model, bench).get("finished", "")
         src = "this project" + (f", run finished {finished[:10]}" if finished else "")
-        parts.append(pd.DataFrame({"Source": src, "Model": model, "Method": ours.method, "Template": ours.template,
-                                   "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs}))
+        parts.append(pd.DataFrame({"Model": model, "Method": ours.method, "Template": ours.template,
+                                   "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs, "Source": src}))
     pub = A.published_ide_accuracy(store, bench)
     if not pub.empty and methods:
         pub = pub[pub.method.isin(methods) & pub.template.isin(["-", "mean", "max"])]
-        parts.append(pd.DataFrame({"Source": pub.source, "Model": pub.model, "Method": pub.method,
-                                   "Template": pub.template, "Accuracy (%)": pub.accuracy.round(1), "Pairs": None}))
+        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method, "Template": pub.template,
+                                   "Accuracy (%)": pub.accuracy.round(1), "Pairs": None, "Source": pub.source}))
     if bench == "blimp":
         hum = A.published_human(store, "overall")
         if not hum.empty:
-            parts.append(pd.DataFrame({"Source": hum.source, "Model": "humans", "Method": "human judgment",
-                                       "Template": "-", "Accuracy (%)": hum.accuracy.round(1), "Pairs": None}))
+            parts.append(pd.DataFrame({"Model": "humans", "Method": "human judgment", "Template": "-",
+                                       "Accuracy (%)": hum.accuracy.round(1), "Pairs": None, "Source": hum.source}))
     parts = [p for p in parts if not p.empty]
     if not parts:
-        return pd.DataFrame(columns=["Source", "Model", "Method", "Template", "Accuracy (%)", "Pairs"])
+        return pd.DataFrame(columns=["Model", "Method", "Template", "Accuracy (%)", "Pairs", "Source"])
     return pd.concat(parts, ignore_index=True)
 
 
@@ -363,7 +380,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         with gr.Tab("By phenomenon"):
             phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
             overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
-                                   interactive=False, wrap=True, max_height=420, elem_id="explore-overall")
+                                   interactive=False, wrap=True, max_height=480, elem_id="explore-overall",
+                                   column_widths=["15%", "20%", "9%", "10%", "8%", "38%"])
         with gr.Tab("Token length"):
             gr.Markdown("Accuracy against the difference in length, in the model's tokens, between the acceptable and "
                         "the unacceptable sentence; the legend gives the point-biserial r between being right and "
@@ -385,8 +403,9 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         with gr.Tab("Pairs it gets wrong"):
             wrong_method = gr.Dropdown([], value=None, label="Method", elem_id="explore-wrong-method")
             wrong_note = gr.HTML("")
-            wrong = gr.Dataframe(elem_classes=["acc-table"], headers=WRONG_COLUMNS, interactive=False, wrap=True, max_height=600,
-                                 elem_id="explore-wrong")
+            wrong = gr.Dataframe(elem_classes=["acc-table"], headers=WRONG_COLUMNS, interactive=False, wrap=True,
+                                 max_height=600, elem_id="explore-wrong",
+                                 column_widths=["16%", "5%", "6%", "6%", "22%", "22%", "7%", "7%", "9%"])
     wrong_state = gr.State(None)
 
     filters_inputs = [bench, model, methods, wrong_method]

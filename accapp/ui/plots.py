@@ -59,7 +59,7 @@ def _base_layout(fig: go.Figure, title: str = "", height: int = 460) -> go.Figur
     fig.update_layout(
         title=dict(text=title, x=0.01, xanchor="left", font=dict(size=18)) if title else None,
         template="plotly_white", font=FONT, height=height, margin=dict(l=70, r=30, t=70 if title else 30, b=60),
-        hoverlabel=dict(font_size=14), legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left"),
+        hoverlabel=dict(font_size=14), showlegend=True, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left"),
     )
     return fig
 
@@ -307,7 +307,8 @@ def length_figure(by_length: pd.DataFrame, bias: pd.DataFrame | None = None, pub
         name = _method_label({"method": method, "template": template}) + (f"  (r = {r:+.3f})" if not math.isnan(r) else "  (r undefined)")
         p = pub[pub.method == method]
         if len(p):
-            name += f"; published r = {float(p.point_biserial_r.iloc[0]):+.3f} ({esc(short_source(p.source.iloc[0]))})"
+            name += (f"; published r = {float(p.point_biserial_r.iloc[0]):+.3f} "
+                     f"({esc(p.source.iloc[0])}, mean over models)")
         fig.add_trace(go.Scatter(
             x=g["len_diff"].tolist(), y=g["accuracy"].tolist(), mode="lines+markers", name=name,
             line=dict(color=PALETTE[k % len(PALETTE)], width=3), marker=dict(size=[6 + min(14, math.sqrt(n)) for n in g["n"]]),
@@ -369,14 +370,15 @@ def grouped_bar_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str 
         return empty_figure("No results for this selection yet.")
     fig = go.Figure()
     for k, (g_name, g) in enumerate(df.groupby(group, sort=False)):
-        fig.add_trace(go.Bar(x=[esc(v) for v in g[x]], y=g[y].tolist(), name=esc(g_name), marker_color=PALETTE[k % len(PALETTE)],
+        color = HUMAN if str(g_name).startswith("Humans") else PALETTE[k % len(PALETTE)]
+        fig.add_trace(go.Bar(x=[esc(v) for v in g[x]], y=g[y].tolist(), name=esc(g_name), marker_color=color,
                              hovertext=[f"{esc(g_name)}<br>{esc(a)}: {b:.1f}" for a, b in zip(g[x], g[y])], hoverinfo="text",
                              text=[f"{b:.1f}" for b in g[y]], textposition="outside"))
     for k, (label, value) in enumerate((reference or {}).items()):
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue
         fig.add_hline(y=float(value), line=dict(color=HUMAN if k == 0 else PUBLISHED, dash="dash"),
-                      annotation_text=esc(label), annotation_position="top left" if k % 2 == 0 else "bottom right",
+                      annotation_text=esc(label), annotation_position="bottom left" if k % 2 == 0 else "top right",
                       annotation_font=dict(size=13))
     _base_layout(fig, title, height=440)
     fig.update_layout(barmode="group", bargap=0.3)

@@ -450,6 +450,7 @@ def build() -> ProbeTab:
                   "PLL-original are marked)", visible=False, elem_id="probe-pll")
     table = gr.Dataframe(headers=TABLE_COLUMNS, label="Every method's verdict (rows that disagree with the majority are "
                          "highlighted)", interactive=False, wrap=True, max_height=620, elem_id="probe-table", elem_classes=["acc-table"],
+                         column_widths=["15%", "7%", "7%", "8%", "8%", "8%", "11%", "9%", "27%"],
                          buttons=["copy", "fullscreen"])
     context = gr.HTML("", elem_id="probe-context")
     with gr.Accordion("Prompts exactly as the model saw them", open=False):

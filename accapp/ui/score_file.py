@@ -171,7 +171,8 @@ def run_score(path, model_id, methods, progress=gr.Progress()):
     out, df = score_upload(path, model_id, methods, progress)
     preview_cols = [c for c in ("row", "good", "bad", "error", "majority_verdict") if c in df] + [
         c for c in df.columns if c.endswith(": verdict")][:6]
-    return out, _summary(df, model_id), df[preview_cols].head(50)
+    return (gr.update(value=out, visible=True), _summary(df, model_id),
+            gr.update(value=df[preview_cols].head(50), visible=True))
 
 
 @friendly
@@ -201,15 +202,16 @@ def build() -> None:
                              type="filepath", elem_id="file-upload")
         with gr.Column(scale=2):
             gr.File(value=example_file(), label="Example file (three pairs)", interactive=False, elem_id="file-example")
-    with gr.Row():
-        model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", scale=2, elem_id="file-model")
-        methods = gr.CheckboxGroup(method_choices("causal"), value=DEFAULT_METHODS, label="Methods", scale=5,
-                                   elem_id="file-methods")
+    model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", elem_id="file-model")
+    methods = gr.CheckboxGroup(method_choices("causal"), value=DEFAULT_METHODS, label="Methods",
+                               info="Fewer methods score faster; LP, MeanLP and PenLP need one pass per sentence.",
+                               elem_id="file-methods")
     run_btn = gr.Button("Score the file", variant="primary", elem_id="file-run")
     summary = gr.HTML("", elem_id="file-summary")
-    result = gr.File(label="Result CSV (one row per input row)", interactive=False, elem_id="file-result")
-    preview = gr.Dataframe(elem_classes=["acc-table"], label="Preview (first 50 rows)", interactive=False, wrap=True, max_height=500,
-                           elem_id="file-preview")
+    result = gr.File(label="Result CSV (one row per input row): click to download", interactive=False,
+                     elem_id="file-result", visible=False)
+    preview = gr.Dataframe(elem_classes=["acc-table"], label="Preview (first 50 rows)", interactive=False, wrap=True,
+                           max_height=500, elem_id="file-preview", visible=False)
 
     def on_model(model_id, current):
         kind = get_spec(model_id).kind
