@@ -207,6 +207,8 @@ def pll_figure(details: dict, unit: str = "bits", labels: tuple[str, str] = ("Go
                          ticktext=[token_label(t["token"]) for t in toks], tickangle=-35 if len(toks) > 12 else 0,
                          row=row, col=1)
         fig.update_yaxes(title_text=f"surprisal ({unit})", row=row, col=1)
+        row_max = max([0.0] + [to_unit(t["logprob"][v], unit) for t in toks for v in variants])
+        fig.update_yaxes(range=[0, row_max * 1.3 + 0.5], row=row, col=1)
         for w in d.get("words", []):
             if not w.get("inflated"):
                 continue
@@ -217,9 +219,10 @@ def pll_figure(details: dict, unit: str = "bits", labels: tuple[str, str] = ("Go
             infl_u = infl / LN2 if unit == "bits" else infl
             fig.add_vrect(x0=min(idx) - 0.5, x1=max(idx) + 0.5, fillcolor="rgba(224, 49, 49, 0.13)", line_width=0,
                           layer="below", row=row, col=1)
-            fig.add_annotation(x=(min(idx) + max(idx)) / 2, y=1.0, yref=f"y{'' if row == 1 else row} domain",
-                               xref=f"x{'' if row == 1 else row}", text=f"“{esc(w['text'])}” inflated by {infl_u:.1f} {unit}",
-                               showarrow=False, font=dict(size=13, color="#c92a2a"), yanchor="bottom")
+            fig.add_annotation(x=(min(idx) + max(idx)) / 2, y=0.99, yref=f"y{'' if row == 1 else row} domain",
+                               xref=f"x{'' if row == 1 else row}",
+                               text=f"“{esc(w['text'])}”<br>inflated by {infl_u:.1f} {unit}",
+                               showarrow=False, font=dict(size=12, color="#c92a2a"), yanchor="top")
     _base_layout(fig, height=height)
     fig.update_layout(barmode="group", bargap=0.2, legend=dict(y=1.08))
     return fig

@@ -1,0 +1,383 @@
+"""The tabs' logic without a browser or a real model: fake engines, the toy results store,
+the tiny masked-LM fixture. (The browser and API tests start the real app.)"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+import pytest
+
+from accapp.errors import UserError, validate_sentence
+from accapp.methods.base import Pair
+from accapp.methods.engine import PairResult
+from accapp.models import DEFAULT_MODEL
+from accapp.ui import about, explore, probe, score_file, state
+from accapp.ui.common import OOM_MESSAGE, friendly
+from tests.fixtures.results_small import MODEL as TOY, toy_rows, write_results
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+class FakeEngine:
+    """Stands in for accapp.methods.engine.Engine: deterministic scores, no model."""
+
+    def __init__(self, fail_on: str | None = None, exc: Exception | None = None):
+        self.fail_on, self.exc, self.calls = fail_on, exc, 0
+
+    def check_pair(self, good, bad):
+        return Pair(validate_sentence(good, "good sentence"), validate_sentence(bad, "bad sentence"))
+
+    def _rows(self, pair):
+        g, b = -float(len(pair.good)), -float(len(pair.bad))
+        return [
+            {"method": "lp", "template": "-", "variant": "", "score_good": g, "score_bad": b,
+             "verdict": "good" if g > b else "bad" if b > g else "tie", "prediction": ""},
+            {"method": "yes_no_prob_comp", "template": "1", "variant": "", "score_good": 0.4, "score_bad": 0.6,
+             "verdict": "bad", "prediction": ""},
+            {"method": "mean_lp", "template": "-", "variant": "", "score_good": -1.0, "score_bad": -2.0,
+             "verdict": "good", "prediction": ""},
+            {"method": "ab_prompting", "template": "1", "variant": "good=A", "score_good": -0.3, "score_bad": -1.2,
+             "verdict": "good", "prediction": "A"},
+            {"method": "ens_mix_p3", "template": "-", "variant": "", "score_good": 0.7, "score_bad": 0.3,
+             "verdict": "good", "prediction": "P votes 2/5, L votes 4/5"},
+        ]
+
+    def score_pairs(self, pairs, methods=None, language=None):
+        self.calls += 1
+        out = []
+        for p in pairs:
+            if self.exc is not None:
+                raise self.exc
+            if self.fail_on and self.fail_on in p.good:
+                raise RuntimeError("boom")
+            toks = {k: [{"token": w, "start": 0, "end": len(w), "logprob": -1.5} for w in s.split()]
+                    for k, s in (("good", p.good), ("bad", p.bad))}
+            out.append(PairResult(p, toks, self._rows(p), len(toks["good"]), len(toks["bad"])))
+        return out
+
+    def score_pair(self, good, bad, methods=None, language=None):
+        return self.score_pairs([self.check_pair(good, bad)], methods, language)[0]
+
+    def prompts_for(self, pair, method_id, language=None):
+        return [{"kind": "scored string", "text": "<|endoftext|>" + pair.good}]
+
+
+@pytest.fixture()
+def toy_dir(tmp_path):
+    """The toy results, plus a copy of them under the default model's id (so a probe finds a run)."""
+    write_results(tmp_path)
+    rows = toy_rows()
+    rows["model"] = DEFAULT_MODEL
+    for c in ("len_good", "len_bad", "len_diff"):
+        rows[c] = rows[c].astype("int32")
+    rows.to_parquet(tmp_path / f"{DEFAULT_MODEL}__blimp.parquet", index=False)
+    return tmp_path
+
+
+@pytest.fixture()
+def app_state(toy_dir):
+    st = state.AppState(results_dir=toy_dir)
+    st.register_engine(DEFAULT_MODEL, FakeEngine())
+    state.set_state(st)
+    yield st
+    state.set_state(None)
+
+
+# ------------------------------------------------------------------------------------------ probe
+def test_majority_and_verdict_records():
+    rows = FakeEngine()._rows(Pair("a b c", "a b c d e"))
+    maj = probe.majority(rows)
+    assert maj == {"verdict": "good", "good": 3, "bad": 1, "tie": 0, "judgments": 4}  # the ensemble row is no vote
+    recs = probe.verdict_records(rows)
+    by = {r["method"]: r for r in recs}
+    assert by["yes_no_prob_comp"]["agrees_with_majority"] is False
+    assert by["lp"]["agrees_with_majority"] is True and by["ens_mix_p3"]["agrees_with_majority"] is None
+    assert by["ens_mix_p3"]["votes"].startswith("7/10 draws pick good")
+    assert by["ab_prompting"]["votes"] == "answered A"
+    assert by["lp"]["difference"] == pytest.approx(4.0)  # -5 - (-9)
+    df = probe.verdict_frame(recs)
+    assert list(df.columns) == probe.TABLE_COLUMNS
+    assert df.loc[df.Method == "Yes/No prob comp", "Agrees with majority"].item() == "NO ⚠"
+    html = probe.styled(df).to_html()
+    assert "background-color: #fff4e6" in html
+
+
+def test_run_probe_with_benchmark_context(app_state):
+    out = probe.run_probe("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, ["lp", "yes_no_prob_comp"], "bits", "lp", None)
+    summary, fig, pll, table, ctx, saved, meta, label = out
+    assert "Most judgments prefer the acceptable sentence" in summary
+    assert pll["visible"] is False
+    df = table.data
+    assert "Run: this pair" in df.columns and "Run: accuracy on subject_verb_agreement (%)" in df.columns
+    assert df.loc[df.Method == "LP", "Run: this pair"].item() == "right"
+    assert "66.7 %" in ctx and "right" in ctx  # lp on subject_verb_agreement in the toy run: 4 of 6
+    assert meta["paradigm"] == "regular_plural_subject_verb_agreement_1"
+    assert saved["tokens"]["good"][0]["token"] == "The"
+    fig2, _ = probe.replot(saved, "nats")
+    assert fig2.data[0].y[0] == pytest.approx(1.5)
+
+
+def test_probe_escapes_user_text(app_state):
+    summary, fig, *_ = probe.run_probe(f"These {XSS} casseroles.", "These casseroles.", DEFAULT_MODEL, ["lp"],
+                                       "bits", "lp", None)
+    assert "<img" not in summary and "&lt;img src=x onerror=alert(1)&gt;" in summary
+    assert "<img" not in fig.to_json()
+
+
+def test_probe_errors_are_messages(app_state):
+    with pytest.raises(gr.Error, match="good sentence is empty"):
+        probe.run_probe("   ", "The dogs barks.", DEFAULT_MODEL, ["lp"], "bits", "lp", None)
+    with pytest.raises(gr.Error, match="Pick at least one method"):
+        probe.run_probe("a", "b", DEFAULT_MODEL, [], "bits", "lp", None)
+    with pytest.raises(gr.Error, match="need a masked LM"):
+        probe.run_probe("a", "b", DEFAULT_MODEL, ["pll_original"], "bits", "lp", None)
+    with pytest.raises(gr.Error, match="Unknown model"):
+        probe.run_probe("a", "b", "no-such-model", ["lp"], "bits", "lp", None)
+    import torch
+
+    app_state.register_engine(DEFAULT_MODEL, FakeEngine(exc=torch.OutOfMemoryError("CUDA out of memory")))
+    with pytest.raises(gr.Error) as info:
+        probe.run_probe("a", "b", DEFAULT_MODEL, ["lp"], "bits", "lp", None)
+    assert info.value.message == OOM_MESSAGE
+    app_state.register_engine(DEFAULT_MODEL, FakeEngine(exc=KeyError("x")))
+    with pytest.raises(gr.Error) as info:
+        probe.run_probe("a", "b", DEFAULT_MODEL, ["lp"], "bits", "lp", None)
+    assert "Something went wrong (KeyError" in info.value.message and "Traceback" not in info.value.message
+
+
+def test_probe_api_is_json(app_state):
+    out = probe.probe_api("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, ["lp", "mean_lp"])
+    assert json.loads(json.dumps(out)) == out
+    assert out["majority"]["verdict"] == "good" and {r["method"] for r in out["verdicts"]} >= {"lp", "mean_lp"}
+    assert probe.probe_api("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, "lp,mean_lp")["good"] == "The dogs bark."
+    with pytest.raises(gr.Error, match="bad sentence is empty"):
+        probe.probe_api("The dogs bark.", "")
+
+
+def test_show_prompts_and_random_pairs(app_state):
+    text = probe.show_prompts(DEFAULT_MODEL, "lp", "The dogs bark.", "The dogs barks.")
+    assert "<|endoftext|>The dogs bark." in text
+    meta = state.random_pair("blimp", "island_effects", "adjunct_island")
+    assert meta["paradigm"] == "adjunct_island" and meta["good"] != meta["bad"]
+    assert state.find_pair(meta["good"], meta["bad"])["pair_id"] == meta["pair_id"]
+    assert state.find_pair("Not a benchmark sentence.", "Nor this.") is None
+    z = state.random_pair("climp")
+    assert z["benchmark"] == "climp"
+    with pytest.raises(UserError):
+        state.random_pair("blimp", "island_effects", "regular_plural_subject_verb_agreement_1")
+    good, bad, meta2, label = probe.pick_random("blimp", state.ANY, state.ANY)
+    assert good == meta2["good"] and "BLIMP" in label
+
+
+def test_masked_probe_path_with_tiny_bert(toy_dir):
+    """A masked LM in the probe: PLL table of four variants and the per-token PLL figure."""
+    import torch
+
+    from accapp.scoring.masked import MaskedScorer
+    from accapp.scoring.masked_engine import MaskedEngine
+    from masked_fixtures import tiny_bert, wordpiece_tokenizer
+
+    st = state.AppState(results_dir=toy_dir)
+    tok = wordpiece_tokenizer()
+    st.register_engine("bert-base-cased", MaskedEngine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32)))
+    state.set_state(st)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        methods = [i for _, i in probe.method_choices("masked")]
+        assert methods == ["pll_original", "pll_word_l2r", "pll_whole_word", "pll_sentence_l2r"]
+        out = probe.run_probe("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "bert-base-cased",
+                              methods, "bits", "lp", None)
+        summary, fig, pll, table, ctx, saved, meta, label = out
+        assert pll["visible"] is True and len(pll["value"].data) == 8
+        assert list(table.data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
+        assert "No precomputed BLIMP run of <b>PLL-word-l2r</b>" in ctx  # the masked default for the comparison
+        fig2, pll2 = probe.replot(saved, "nats")
+        assert pll2["visible"] is True
+        text = probe.show_prompts("bert-base-cased", "pll_whole_word", "These casseroles disgust Kayla.", "Kayla.")
+        assert "[MASK]" in text
+        upd = probe.on_model_change("bert-base-cased", ["lp"])
+        assert upd[0]["value"] == methods and upd[1]["value"] == "pll_word_l2r"
+    finally:
+        torch.set_num_threads(threads)
+        state.set_state(None)
+
+
+# ------------------------------------------------------------------------------------------ score a file
+def _csv(rows) -> bytes:
+    return pd.DataFrame(rows, columns=["good", "bad"]).to_csv(index=False).encode()
+
+
+def test_score_file_rows_and_errors(app_state, tmp_path):
+    rows = [(f"The dog {i} barks.", f"The dog {i} bark.") for i in range(10)]
+    rows[3] = ("", "The dog barks.")
+    rows[7] = ("The dog barks.", "x" * 500)
+    path = tmp_path / "pairs.csv"
+    path.write_bytes(_csv(rows))
+    steps = []
+    out, df = score_file.score_upload(str(path), DEFAULT_MODEL, ["lp", "mean_lp"], lambda p, **kw: steps.append(p))
+    assert len(df) == 10 and list(df["row"]) == list(range(1, 11))
+    errors = df["error"].tolist()
+    assert "empty" in errors[3] and "500 characters" in errors[7]
+    assert sum(bool(e) for e in errors) == 2
+    assert df.loc[0, "lp: verdict"] in ("good", "bad") and pd.isna(df.loc[3, "lp: score_good"])
+    assert "ab_prompting [1, good=A]: verdict" in df.columns and "yes_no_prob_comp [1]: score_bad" in df.columns
+    assert steps[-1] == (10, 10)
+    written = pd.read_csv(out, keep_default_na=False)
+    assert len(written) == 10 and (written["error"] != "").sum() == 2
+    assert not [p for p in Path(out).parent.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_score_file_isolates_a_failing_batch(app_state, tmp_path):
+    app_state.register_engine(DEFAULT_MODEL, FakeEngine(fail_on="poison"))
+    rows = [(f"Good {i}.", f"Bad {i}.") for i in range(12)]
+    rows[5] = ("A poison pill.", "A pill.")
+    df = score_file.score_frame(pd.DataFrame(rows, columns=["good", "bad"]), DEFAULT_MODEL, ["lp"])
+    assert df["error"].tolist().count("") == 11
+    assert "boom" in df.loc[5, "error"]
+
+
+def test_score_file_bad_uploads(app_state, tmp_path):
+    with pytest.raises(UserError, match="Upload a CSV"):
+        score_file.score_upload(None, DEFAULT_MODEL, ["lp"])
+    bad = tmp_path / "pairs.xlsx"
+    bad.write_bytes(b"x")
+    with pytest.raises(UserError, match="Unsupported file type"):
+        score_file.score_upload(str(bad), DEFAULT_MODEL, ["lp"])
+    nocol = tmp_path / "p.csv"
+    nocol.write_text("first,second\na,b\n")
+    with pytest.raises(UserError, match="good-sentence column"):
+        score_file.score_upload(str(nocol), DEFAULT_MODEL, ["lp"])
+    with pytest.raises(gr.Error, match="gone from the server"):
+        score_file.run_score(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"])
+
+
+def test_column_names():
+    assert score_file.column_name("lp", "-", "", "verdict") == "lp: verdict"
+    assert score_file.column_name("in_template_lp", "2", "", "score_good") == "in_template_lp [2]: score_good"
+    assert score_file.column_name("ab_prompting", "1", "good=B", "score_bad") == "ab_prompting [1, good=B]: score_bad"
+
+
+# ------------------------------------------------------------------------------------------ explore
+def test_explore_render_with_results(app_state):
+    out = explore.render("blimp", TOY, ["lp", "in_template_lp"], "best", False, "all", "lp")
+    status, overall, phen, length, para_phen, para, ens_tbl, ens_fig, ab_fig, ab_tbl, shuffle, attract, findings, \
+        wrong_note, wrong, wrong_state = out
+    assert "8 pairs in 3 paradigms" in status
+    assert set(overall.Method) >= {"lp", "in_template_lp", "human judgment"}
+    assert any(str(s).startswith("Ide et al. 2025") for s in overall.Source)
+    names = [t.name for t in phen.data]
+    assert "lp" in names and any(n.startswith("Humans (published") for n in names)
+    assert "r = " in length.data[0].name
+    assert set(para_phen["choices"]) >= {("all", "all"), ("island_effects", "island_effects")} or \
+        "island_effects" in str(para_phen["choices"])
+    assert "mix_p3" in set(ens_tbl.setting)
+    assert len(wrong) == 3 and set(wrong.Pair) == {"1", "3"}
+    assert "Click a row" in wrong_note
+    mean = explore.render("blimp", TOY, ["in_template_lp"], "mean", True, "island_effects", "in_template_lp")
+    assert [t.name for t in mean[2].data][0] == "in_template_lp [mean]"
+    t2 = explore.render("blimp", TOY, ["in_template_lp", "lp"], "2", False, "all", "in_template_lp")
+    assert {t.name for t in t2[2].data} >= {"in_template_lp [2]", "lp"}
+
+
+def test_explore_filters_and_evil_names(app_state):
+    m, methods, wrong = explore.update_filters("blimp", None, None, None)
+    assert m["value"] == DEFAULT_MODEL and methods["value"] == ["lp", "in_template_lp", "yes_no_prob_comp"]
+    evil = "evil'); DROP VIEW results; --"
+    out = explore.render("blimp", evil, ["lp"], "best", False, "all", "lp")
+    assert "evil&#x27;); DROP VIEW results; --" in out[0]
+    assert "<img" not in out[2].to_json()
+
+
+def test_explore_published_only(tmp_path):
+    st = state.AppState(results_dir=tmp_path)
+    state.set_state(st)
+    try:
+        m, methods, wrong = explore.update_filters("blimp", None, None, None)
+        assert m["value"] is None and "lp" in methods["choices"] and wrong["choices"] == []
+        out = explore.render("blimp", None, None, "best", False, "all", None)
+        assert "No precomputed results for <b>BLIMP</b> yet" in out[0]
+        assert [t.name for t in out[2].data] == ["Humans (published: Warstadt et al. 2020)"]
+        assert len(out[2].data[0].x) == 12
+        assert "Ide et al. 2025" in " ".join(out[1].Source)
+        assert len(out[14]) == 0
+        climp = explore.render("climp", None, None, "best", False, "all", None)
+        assert "No precomputed results for <b>CLIMP</b>" in climp[0]
+    finally:
+        state.set_state(None)
+
+
+def test_store_sees_new_result_files(tmp_path):
+    st = state.AppState(results_dir=tmp_path)
+    assert st.store().models("blimp") == []
+    write_results(tmp_path)
+    assert TOY in st.store().models("blimp")
+
+
+# ------------------------------------------------------------------------------------------ about, state, app
+def test_about_tables():
+    assert all(f"`{m}`" in about.methods_md() for m in ("lp", "slor", "ens_l_only", "pll_sentence_l2r"))
+    models = about.models_md()
+    assert "Apache-2.0" in models and "Gemma Terms of Use" in models
+    templates = about.templates_md()
+    assert "Linguists would consider the sentence below" in templates and "MetaQuestionComplex" not in templates
+    assert "meta\\_question\\_complex" in templates
+    assert about.md("<b>|x|</b>") == "&lt;b&gt;\\|x\\|&lt;/b&gt;"
+    assert "BLIMP" in about.benchmarks_md() and "Warstadt" in about.benchmarks_md()
+
+
+def test_model_slots_serialise_one_model():
+    st = state.AppState()
+    active, peak = [0], [0]
+
+    def work():
+        with st.model_slot("m"):
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            time.sleep(0.05)
+            active[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak[0] == 1
+
+
+def test_friendly_passes_gr_errors_through():
+    @friendly
+    def f(x):
+        if x == 1:
+            raise gr.Error("already nice")
+        raise UserError("plain words")
+
+    with pytest.raises(gr.Error, match="already nice"):
+        f(1)
+    with pytest.raises(gr.Error, match="plain words"):
+        f(2)
+
+
+def test_app_builds_with_api_endpoints_and_reads_the_environment(monkeypatch):
+    from accapp.ui import app as ui_app
+
+    demo = ui_app.build_app()
+    names = {fn.api_name for fn in demo.fns.values()}
+    assert {"probe", "score_file"} <= names
+    seen = {}
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kw: seen.update(kw))
+    monkeypatch.setenv("PORT", "7999")
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
+    monkeypatch.setenv("ACCAPP_PRELOAD", "0")
+    ui_app.main()
+    assert seen["server_port"] == 7999 and seen["server_name"] == "0.0.0.0" and seen["show_error"] is False
+    monkeypatch.delenv("PORT")
+    monkeypatch.delenv("GRADIO_SERVER_NAME")
+    ui_app.main()
+    assert seen["server_port"] == 7860 and seen["server_name"] == "127.0.0.1"
+    assert Path("app.py").read_text().count("\n") < 12  # app.py stays tiny
