@@ -1,18 +1,20 @@
 """Causal-LM scorer: per-token log-probs of token sequences, batched, prefix-shared.
 
-Every sequence starts with exactly one start token (see models/registry.json). A batch
-whose sequences share a token prefix (a template) computes that prefix once and reuses
-its KV cache for every sequence in the batch. Log-softmax is always taken in float32.
+Every sequence starts with exactly one start token (see models/registry.json). The prefix
+a sequence shares with its template-mates (the template text before the sentence) is run
+once, and its KV cache is kept and reused by every sequence of that template, in this batch
+and the next calls. Sequences of different templates share a batch: prefixes are
+left-padded in the KV cache and masked. Log-softmax is always taken in float32.
 """
 
 from __future__ import annotations
 
-import copy
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
 
@@ -110,13 +112,11 @@ class CausalScorer:
         lse = torch.logsumexp(logits, dim=-1, keepdim=True)
         return (logits.gather(1, candidates.to(logits.device)) - lse).cpu()
 
-    def _run(self, ids: torch.Tensor, past=None):
-        self.stats["decoder_tokens"] += ids.numel()
-        out = self._decoder(input_ids=ids.to(self.device), past_key_values=past, use_cache=past is not None)
-        return out.last_hidden_state, out.past_key_values
-
     def _prefix(self, prefix: tuple[int, ...]):
-        """Hidden states and KV cache of a shared prefix, kept for the next batches too."""
+        """Last hidden state, per-layer KV and token log-probs of a template prefix.
+
+        Kept in an LRU cache: the same templates come back in every batch and every probe.
+        """
         hit = self._prefix_cache.get(prefix)
         if hit is not None:
             self._prefix_cache.move_to_end(prefix)
@@ -126,98 +126,131 @@ class CausalScorer:
         out = self._decoder(input_ids=ids.to(self.device), use_cache=True)
         hidden = out.last_hidden_state[0]
         lps = self._logprobs_of(hidden[:-1], ids[0, 1:]) if len(prefix) > 1 else torch.empty(0)
-        hit = (hidden[-1:], out.past_key_values, lps)
+        kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+        hit = (hidden[-1:], kv, lps)
         self._prefix_cache[prefix] = hit
         while len(self._prefix_cache) > self.prefix_cache_size:
             self._prefix_cache.popitem(last=False)
         return hit
 
     # ---- batched core --------------------------------------------------------------
-    def _batches(self, seqs: list[tuple[int, ...]], groups: list[str] | None = None):
-        """Index batches: sequences of one group (one template) together, by length within it.
+    def _shared_lengths(self, seqs: list[tuple[int, ...]], limits: list[int] | None) -> list[int]:
+        """Per sequence, how many leading tokens come from its template's cached prefix.
 
-        A batch never mixes groups, so its shared prefix is at least the template's, and
-        similar lengths waste little padding.
+        limits: per sequence, how many leading tokens (start token included) are its template's;
+        a sequence always keeps at least one token of its own.
         """
-        groups = groups or [""] * len(seqs)
-        order = sorted(range(len(seqs)), key=lambda i: (groups[i], len(seqs[i]), seqs[i]))
+        if not self.share_prefix or not limits:
+            return [0] * len(seqs)
+        window = getattr(self.model.config, "sliding_window", None)
+        out = []
+        for s, lim in zip(seqs, limits):
+            p = min(lim, len(s) - 1)
+            if p < MIN_SHARED_PREFIX or (window and len(s) >= window):
+                p = 0  # too short to pay off, or a sliding window would drop cached keys
+            out.append(p)
+        return out
+
+    def _batches(self, seqs: list[tuple[int, ...]], shared: list[int]):
+        """Index batches of similar own length (length buckets: padding stays under ~30%);
+        templates may mix in a batch."""
+        own = [len(s) - p for s, p in zip(seqs, shared)]
+        order = sorted(range(len(seqs)), key=lambda i: (own[i], shared[i], seqs[i]))
         batch: list[int] = []
         for i in order:
-            if batch and (len(batch) == self.batch_size or groups[batch[0]] != groups[i]):
+            if batch and (len(batch) == self.batch_size or own[i] > max(1.3 * own[batch[0]], own[batch[0]] + 3)):
                 yield batch
                 batch = []
             batch.append(i)
         if batch:
             yield batch
 
-    def _forward_batch(self, batch: list[tuple[int, ...]], limit: int | None = None):
-        """Returns (shared prefix length P, prefix info, suffix hidden (B, L, H), lengths).
+    def _forward_batch(self, batch: list[tuple[int, ...]], shared: list[int]):
+        """Hidden states of each row's own tokens, (B, L, H), with its prefix's KV as the past.
 
-        Rows are right-padded: with a causal model, padding after a token never changes it,
-        so no attention mask is needed.
+        Own tokens are right-padded; prefixes of different lengths are left-padded in the KV
+        cache and masked out; positions are given explicitly, so every row sees exactly its
+        own sequence.
         """
-        shared = common_prefix_len(batch) if self.share_prefix else 0
-        # The template's own prefix (limit) is what repeats across batches and calls: keep
-        # the shared part to it, so its cached KV is found again.
-        shared = min(shared, min(len(s) for s in batch) - 1, limit if limit is not None else shared)
-        use_prefix = shared >= MIN_SHARED_PREFIX
-        P = shared if use_prefix else 0
-        suffixes = [s[P:] for s in batch]
-        L = max(len(s) for s in suffixes)
-        pad = self.start_id
-        ids = torch.tensor([list(s) + [pad] * (L - len(s)) for s in suffixes])
-        if use_prefix:
-            last_hidden, cache, prefix_lps = self._prefix(batch[0][:P])
-            past = copy.deepcopy(cache)
-            past.batch_repeat_interleave(len(batch))
-            hidden, _ = self._run(ids, past)
-            return P, (last_hidden, prefix_lps), hidden, [len(s) for s in suffixes], ids
-        hidden, _ = self._run(ids)
-        return 0, None, hidden, [len(s) for s in suffixes], ids
+        own = [s[p:] for s, p in zip(batch, shared)]
+        lengths = [len(o) for o in own]
+        L = max(lengths)
+        ids = torch.tensor([list(o) + [self.start_id] * (L - len(o)) for o in own])
+        self.stats["decoder_tokens"] += ids.numel()
+        pmax = max(shared)
+        if pmax == 0:
+            # Right padding after a token never changes it in a causal model: no mask needed.
+            out = self._decoder(input_ids=ids.to(self.device), use_cache=False)
+            return out.last_hidden_state, lengths, ids, [None] * len(batch)
+        prefixes = [self._prefix(s[:p]) if p else None for s, p in zip(batch, shared)]
+        n_layers = len(next(pr for pr in prefixes if pr is not None)[1])
+        data = []
+        for layer in range(n_layers):
+            ks, vs = [], []
+            for pr, p in zip(prefixes, shared):
+                if pr is None:
+                    ref = next(x for x in prefixes if x is not None)[1][layer][0]
+                    k = v = ref.new_zeros(ref.shape[0], ref.shape[1], pmax, ref.shape[3])
+                else:
+                    k, v = pr[1][layer]
+                    if p < pmax:
+                        pad = k.new_zeros(k.shape[0], k.shape[1], pmax - p, k.shape[3])
+                        k, v = torch.cat([pad, k], dim=2), torch.cat([pad, v], dim=2)
+                ks.append(k)
+                vs.append(v)
+            data.append((torch.cat(ks), torch.cat(vs)))
+        past = DynamicCache(ddp_cache_data=data, config=self.model.config)
+        mask = torch.zeros(len(batch), pmax + L, dtype=torch.long)
+        for b, (p, n) in enumerate(zip(shared, lengths)):
+            mask[b, pmax - p : pmax + n] = 1
+        positions = torch.tensor(shared)[:, None] + torch.arange(L)[None, :]
+        out = self._decoder(
+            input_ids=ids.to(self.device), past_key_values=past, attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device), use_cache=True,
+        )
+        return out.last_hidden_state, lengths, ids, prefixes
 
     @torch.inference_mode()
     def sequence_logprobs(self, seqs: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
         """For each sequence (starting with the start token), log p(seq[i] | seq[:i]) for i >= 1.
 
-        groups: optional label per sequence (e.g. its template); only equal labels share a batch.
-        limits: optional per sequence, how many leading tokens (start token included) are its
-        template's and may be shared with other sequences of the group.
+        groups: unused (kept for callers that label templates); limits: see _shared_lengths.
         """
+        shared = self._shared_lengths(seqs, limits)
         results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx in self._batches(seqs, groups):
+        for idx in self._batches(seqs, shared):
             batch = [seqs[i] for i in idx]
-            P, prefix, hidden, lengths, ids = self._forward_batch(batch, min(limits[i] for i in idx) if limits else None)
+            hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
             rows, targets = [], []
             for b, n in enumerate(lengths):
-                start = 1 if P == 0 else 0  # without a prefix, the first token is the start token
-                if P:
-                    rows.append(prefix[0])
+                if prefixes[b] is None:  # the row starts with the start token: score from its 2nd token
                     rows.append(hidden[b, : n - 1])
-                else:
-                    rows.append(hidden[b, : n - 1])
-                targets.append(ids[b, start:n] if P == 0 else ids[b, :n])
+                    targets.append(ids[b, 1:n])
+                else:  # its first own token is predicted by the prefix's last hidden state
+                    rows += [prefixes[b][0], hidden[b, : n - 1]]
+                    targets.append(ids[b, :n])
             flat = self._logprobs_of(torch.cat(rows), torch.cat(targets)).numpy()
             pos = 0
             for b, n in enumerate(lengths):
-                k = n - 1 if P == 0 else n
-                own = flat[pos : pos + k]
+                k = n - 1 if prefixes[b] is None else n
+                mine = flat[pos : pos + k]
                 pos += k
-                if P:
-                    own = np.concatenate([prefix[1].numpy(), own])
-                results[idx[b]] = own.astype(np.float32)
+                if prefixes[b] is not None:
+                    mine = np.concatenate([prefixes[b][2].numpy(), mine])
+                results[idx[b]] = mine.astype(np.float32)
         return results  # type: ignore[return-value]
 
     @torch.inference_mode()
     def next_token_logprobs(self, seqs: list[tuple[int, ...]], candidates: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
         """Full-vocabulary log-probs of candidate next tokens after each whole sequence.
 
-        The vocabulary projection runs at the answer position only. groups/limits as in
-        sequence_logprobs.
+        The vocabulary projection runs at the answer position only. limits as in sequence_logprobs.
         """
+        shared = self._shared_lengths(seqs, limits)
         results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx in self._batches(seqs, groups):
+        for idx in self._batches(seqs, shared):
             batch = [seqs[i] for i in idx]
-            _, _, hidden, lengths, _ = self._forward_batch(batch, min(limits[i] for i in idx) if limits else None)
+            hidden, lengths, _, _ = self._forward_batch(batch, [shared[i] for i in idx])
             last = torch.stack([hidden[b, n - 1] for b, n in enumerate(lengths)])
             width = max(len(candidates[i]) for i in idx)
             cand = torch.tensor([list(candidates[i]) + [candidates[i][0]] * (width - len(candidates[i])) for i in idx])
