@@ -157,16 +157,16 @@ def overall_table(store, bench, model, methods, template) -> pd.DataFrame:
         src = "this project" + (f", run finished {finished[:10]}" if finished else "")
         parts.append(pd.DataFrame({"Model": model, "Method": ours.method, "Template": ours.template,
                                    "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs, "Source": src}))
-    pub = A.published_ide_accuracy(store, bench)
-    if not pub.empty and methods:
-        pub = pub[pub.method.isin(methods) & pub.template.isin(["-", "mean", "max"])]
-        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method, "Template": pub.template,
-                                   "Accuracy (%)": pub.accuracy.round(1), "Pairs": None, "Source": pub.source}))
     if bench == "blimp":
         hum = A.published_human(store, "overall")
         if not hum.empty:
             parts.append(pd.DataFrame({"Model": "humans", "Method": "human judgment", "Template": "-",
                                        "Accuracy (%)": hum.accuracy.round(1), "Pairs": None, "Source": hum.source}))
+    pub = A.published_ide_accuracy(store, bench)
+    if not pub.empty and methods:
+        pub = pub[pub.method.isin(methods) & pub.template.isin(["-", "mean", "max"])]
+        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method, "Template": pub.template,
+                                   "Accuracy (%)": pub.accuracy.round(1), "Pairs": None, "Source": pub.source}))
     parts = [p for p in parts if not p.empty]
     if not parts:
         return pd.DataFrame(columns=["Model", "Method", "Template", "Accuracy (%)", "Pairs", "Source"])

@@ -1,0 +1,198 @@
+"""End to end in headless Chromium against the app started in a subprocess (one server for the module).
+
+Screenshots of every tab go to test-artifacts/ (git-ignored). The explorer reads the toy results
+fixture (so it has a run with wrong pairs to click) beside the shipped published numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.fixtures.results_small import write_results
+from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
+
+GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
+TIMEOUT_MS = 240_000
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("browser-app")
+    results = write_results(tmp / "results")
+    srv = start_server(tmp, {"ACCAPP_RESULTS_DIR": str(results)})
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_browser(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser, server):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = ctx.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    dialogs = []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.dialogs = dialogs
+    pg.goto(server.url)
+    pg.wait_for_selector("#probe-run")
+    yield pg
+    ctx.close()
+
+
+def textbox(page, elem_id):
+    return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+
+
+def table_rows(page, elem_id):
+    """Rendered rows of a Gradio Dataframe (it is virtualised: the rows in view) as lists of cell texts."""
+    return page.eval_on_selector_all(
+        f"#{elem_id} [role=row]",
+        "trs => trs.map(tr => Array.from(tr.querySelectorAll('[role=gridcell], td')).map(td => td.innerText.trim()))"
+        ".filter(r => r.length)")
+
+
+def row_count(page, elem_id) -> int:
+    return int(page.get_attribute(f"#{elem_id} [role=grid]", "aria-rowcount")) - 1
+
+
+def compare(page, good, bad, quick=False):
+    textbox(page, "probe-good").fill(good)
+    textbox(page, "probe-bad").fill(bad)
+    if quick:
+        page.get_by_text("Choose the judgment methods").click()
+        page.get_by_role("button", name="Only LP, MeanLP, PenLP (fast)").click()
+        page.wait_for_function("() => document.querySelectorAll('#probe-methods input:checked').length === 3")
+    before = page.inner_text("#probe-summary")
+    page.click("#probe-run")
+    page.wait_for_function(
+        "([sel, before]) => { const e = document.querySelector(sel); return e && e.querySelector('.acc-verdict') "
+        "&& e.innerText !== before; }", arg=["#probe-summary", before])
+
+
+def test_probe_casserole_pair(page):
+    compare(page, GOOD, BAD)
+    summary = page.inner_text("#probe-summary")
+    assert GOOD in summary and BAD in summary and re.search(r"of \d+\.", summary)
+    rows = table_rows(page, "probe-table")
+    by = {(r[0], r[1], r[2]): r for r in rows}
+    lp = by[("LP", "-", "")]
+    assert float(lp[3]) > float(lp[4]) and lp[6].startswith("prefers good")
+    assert row_count(page, "probe-table") == 51  # 19 methods: every template, order and ensemble
+    page.wait_for_selector("#probe-surprisal .js-plotly-plot")
+    ticks = page.eval_on_selector_all("#probe-surprisal .xtick text, #probe-surprisal .x2tick text", "ts => ts.map(t => t.textContent)")
+    assert "casser" in ticks and "s" in ticks  # SmolLM2 splits "disgusts" into "disgust" + "s"
+    assert "SmolLM2" in page.inner_text("#probe-context") or "BLIMP" in page.inner_text("#probe-context")
+    page.get_by_text("Prompts exactly as the model saw them").click()
+    page.get_by_role("button", name="Show prompts").click()
+    page.wait_for_function("() => (document.querySelector('#probe-prompts textarea')?.value || '').includes('<|im_start|>')")
+    prompts = textbox(page, "probe-prompts").input_value()
+    assert prompts.count("<|endoftext|><|im_start|>system") == 10 and GOOD in prompts  # 5 templates x 2 sentences
+    screenshot(page, "probe.png")
+
+
+def test_random_blimp_pair(page):
+    from accapp.bench.datasets import load_benchmark
+
+    page.click("#probe-random")
+    page.wait_for_function("() => document.querySelector('#probe-pair-label')?.innerText.includes('BLIMP')")
+    good, bad = textbox(page, "probe-good").input_value(), textbox(page, "probe-bad").input_value()
+    blimp = load_benchmark("blimp")
+    assert ((blimp.good == good) & (blimp.bad == bad)).any()
+    compare(page, good, bad, quick=True)
+    assert row_count(page, "probe-table") == 3
+    assert good in page.inner_text("#probe-summary")
+
+
+def test_user_text_shows_as_text(page):
+    evil = "These <img src=x onerror=alert(1)> casseroles disgust Kayla."
+    compare(page, evil, BAD, quick=True)
+    assert evil in page.inner_text("#probe-summary")
+    assert page.locator("img[src=x]").count() == 0 and not page.dialogs
+    # the token '<' is drawn as a character, not parsed as a tag
+    page.wait_for_function("() => Array.from(document.querySelectorAll('#probe-surprisal .xtick text'))"
+                           ".some(t => t.textContent.includes('<'))")
+    assert page.locator("#probe-surprisal img").count() == 0
+
+
+def test_explorer_and_one_click_to_the_probe(page):
+    page.get_by_role("tab", name="Explore results").click()
+    page.wait_for_selector("#explore-phenomenon .js-plotly-plot")
+    page.wait_for_function("() => document.querySelector('#explore-phenomenon')?.textContent.includes('Humans (published')")
+    legend = page.text_content("#explore-phenomenon .legend")
+    assert "Humans (published: Warstadt et al. 2020)" in legend and "lp" in legend
+    assert page.locator("#explore-phenomenon .scatterlayer .point").count() >= 12  # the human baseline, 12 phenomena
+    assert page.locator("#explore-phenomenon .barlayer .point").count() >= 2  # this run's bars
+    assert "toy-model" in page.inner_text("#explore-status")
+    rows = table_rows(page, "explore-overall")
+    assert any(r[0] == "humans" and "Warstadt et al. 2020" in r[-1] for r in rows)
+    screenshot(page, "explore.png")
+
+    page.get_by_role("tab", name="Pairs it gets wrong").click()
+    page.wait_for_function("() => document.querySelectorAll('#explore-wrong [role=gridcell]').length > 0")
+    first = table_rows(page, "explore-wrong")[0]
+    assert first[0] == "adjunct_island" and first[4] == "What had Theresa walked through?"
+    screenshot(page, "explore-wrong-pairs.png")
+    page.locator("#explore-wrong [role=gridcell]").nth(4).click()
+    page.wait_for_function("() => (document.querySelector('#probe-good textarea')?.value || '') === "
+                           "'What had Theresa walked through?'")
+    assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
+    page.wait_for_function("() => document.querySelector('#probe-summary')?.innerText.includes('What had walked Theresa')")
+    assert "adjunct_island" in page.inner_text("#probe-pair-label")
+
+
+def test_score_a_file(page, tmp_path):
+    rows = [(f"The dog{'s' if i % 2 else ''} near the house bark{'' if i % 2 else 's'}.",
+             f"The dog{'s' if i % 2 else ''} near the house bark{'s' if i % 2 else ''}.") for i in range(20)]
+    rows[4] = ("", "The dogs bark.")
+    rows[11] = ("The dogs bark.", "x" * 450)
+    path = tmp_path / "pairs.csv"
+    pd.DataFrame(rows, columns=["good", "bad"]).to_csv(path, index=False)
+    page.get_by_role("tab", name="Score a file").click()
+    page.set_input_files("#file-upload input[type=file]", str(path))
+    page.wait_for_function("() => document.querySelector('#file-upload')?.innerText.includes('pairs.csv')")
+    for method in ("in_template_lp", "yes_no_prob_comp"):  # keep LP, MeanLP, PenLP: quick
+        page.click(f"#file-methods input[name={method}]")
+    page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 3")
+    page.click("#file-run")
+    page.wait_for_selector("#file-result a", state="visible")
+    summary = page.inner_text("#file-summary")
+    assert "Scored 18 of 20 rows" in summary and "2 rows could not be scored" in summary
+    with page.expect_download() as info:
+        page.locator("#file-result a").first.click()
+    saved = tmp_path / "result.csv"
+    info.value.save_as(saved)
+    out = pd.read_csv(saved, keep_default_na=False)
+    assert len(out) == 20 and (out["error"] != "").sum() == 2
+    assert out.loc[4, "error"].startswith("The good sentence is empty") and "450 characters" in out.loc[11, "error"]
+    assert {"lp: verdict", "mean_lp: verdict", "pen_lp: verdict"} <= set(out.columns)
+    assert "in_template_lp [1]: verdict" not in out.columns
+    screenshot(page, "score-file.png")
+
+
+def test_about(page):
+    page.get_by_role("tab", name="About").click()
+    page.wait_for_selector("#about-methods table")
+    text = page.inner_text("body")
+    for needle in ("Kauf & Ivanova 2023", "Hu & Levy 2023", "Gemma Terms of Use", "SLOR", "Warstadt et al. 2020"):
+        assert needle in text
+    screenshot(page, "about.png")
+
+
+def test_server_log_has_no_traceback(server):
+    assert "Traceback" not in server.log_tail(200_000)
