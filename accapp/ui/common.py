@@ -100,5 +100,5 @@ CSS = """
 """
 CSS += """
 .acc-table table, .acc-table td, .acc-table th, .acc-table span, .acc-table input { font-family: var(--font) !important; }
-.acc-table td, .acc-table th { font-size: 0.95rem !important; }
+.acc-table td, .acc-table th { font-size: 0.95rem !important; overflow-wrap: anywhere; }
 """

@@ -405,7 +405,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
             wrong_note = gr.HTML("")
             wrong = gr.Dataframe(elem_classes=["acc-table"], headers=WRONG_COLUMNS, interactive=False, wrap=True,
                                  max_height=600, elem_id="explore-wrong",
-                                 column_widths=["16%", "5%", "6%", "6%", "22%", "22%", "7%", "7%", "9%"])
+                                 column_widths=["15%", "5%", "6%", "5%", "21%", "21%", "6%", "6%", "15%"])
     wrong_state = gr.State(None)
 
     filters_inputs = [bench, model, methods, wrong_method]

@@ -171,8 +171,11 @@ def run_score(path, model_id, methods, progress=gr.Progress()):
     out, df = score_upload(path, model_id, methods, progress)
     preview_cols = [c for c in ("row", "good", "bad", "error", "majority_verdict") if c in df] + [
         c for c in df.columns if c.endswith(": verdict")][:6]
-    return (gr.update(value=out, visible=True), _summary(df, model_id),
-            gr.update(value=df[preview_cols].head(50), visible=True))
+    preview = df[preview_cols].head(50).copy()
+    for c in ("good", "bad", "error"):  # the CSV has the full text; the preview stays narrow
+        if c in preview:
+            preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
+    return gr.update(value=out, visible=True), _summary(df, model_id), gr.update(value=preview, visible=True)
 
 
 @friendly

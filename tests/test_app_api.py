@@ -1,0 +1,101 @@
+"""The /probe and /score_file API endpoints through gradio_client, against the app in a subprocess."""
+
+from __future__ import annotations
+
+import threading
+
+import pandas as pd
+import pytest
+
+from tests.ui_server import start_server
+
+pytestmark = pytest.mark.slow
+
+GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("api-app"))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    from gradio_client import Client
+
+    return Client(server.url, verbose=False)
+
+
+def test_endpoints_are_named(client):
+    info = client.view_api(print_info=False, return_format="dict")
+    names = set(info["named_endpoints"])
+    assert {"/probe", "/score_file"} <= names
+    params = [p["parameter_name"] for p in info["named_endpoints"]["/probe"]["parameters"]]
+    assert params == ["good", "bad", "model", "methods"]
+
+
+def test_probe_every_method(client):
+    out = client.predict(GOOD, BAD, api_name="/probe")
+    assert out["model"] == "smollm2-135m-instruct" and out["good"] == GOOD
+    assert len(out["verdicts"]) == 51
+    lp = next(r for r in out["verdicts"] if r["method"] == "lp")
+    assert lp["verdict"] == "good" and lp["score_good"] > lp["score_bad"]
+    assert lp["difference"] == pytest.approx(lp["score_good"] - lp["score_bad"])
+    maj = out["majority"]
+    assert maj["good"] + maj["bad"] + maj["tie"] == maj["judgments"] == 47
+    assert "".join(t["token"] for t in out["tokens"]["bad"]) == BAD
+    ens = [r for r in out["verdicts"] if r["family"] == "ensemble"]
+    assert len(ens) == 4 and all(r["agrees_with_majority"] is None for r in ens)
+
+
+def test_probe_chosen_methods_and_concurrent_requests(client):
+    results = {}
+
+    def call(i):
+        results[i] = client.predict(f"The dog{'s' if i else ''} bark{'' if i else 's'}.",
+                                    f"The dog{'s' if i else ''} bark{'s' if i else ''}.",
+                                    "smollm2-135m-instruct", ["lp", "slor"], api_name="/probe")
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all([r["method"] for r in results[i]["verdicts"]] == ["lp", "slor"] for i in range(2))
+
+
+def test_probe_errors_are_messages(client):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="bad sentence is empty"):
+        client.predict(GOOD, "  ", api_name="/probe")
+    with pytest.raises(AppError, match="Unknown method"):
+        client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp", "nope"], api_name="/probe")
+    with pytest.raises(AppError, match="Unknown model"):
+        client.predict(GOOD, BAD, "gpt-17", None, api_name="/probe")
+
+
+def test_score_file(client, tmp_path):
+    from gradio_client import handle_file
+
+    rows = [(GOOD, BAD), ("The dogs bark.", "The dogs barks."), ("", "Empty good."), ("Who left?", "Who left left?")]
+    path = tmp_path / "pairs.jsonl"
+    pd.DataFrame(rows, columns=["good", "bad"]).to_json(path, orient="records", lines=True)
+    out = client.predict(handle_file(str(path)), "smollm2-135m-instruct", ["lp", "mean_lp"], api_name="/score_file")
+    df = pd.read_csv(out, keep_default_na=False)
+    assert len(df) == 4 and list(df["row"]) == [1, 2, 3, 4]
+    assert df["error"].tolist()[2].startswith("The good sentence is empty") and (df["error"] != "").sum() == 1
+    assert df.loc[0, "lp: verdict"] == "good"
+    assert {"lp: score_good", "lp: score_bad", "mean_lp: verdict", "majority_verdict"} <= set(df.columns)
+
+
+def test_score_file_refuses_bad_files(client, tmp_path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    path = tmp_path / "pairs.csv"
+    path.write_text("sentence,other\na,b\n", encoding="utf-8")
+    with pytest.raises(AppError, match="no good-sentence column"):
+        client.predict(handle_file(str(path)), "smollm2-135m-instruct", ["lp"], api_name="/score_file")
