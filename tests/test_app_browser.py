@@ -130,6 +130,14 @@ def test_user_text_shows_as_text(page):
     assert page.locator("#probe-surprisal img").count() == 0
 
 
+def test_errors_show_as_messages(page):
+    textbox(page, "probe-good").fill("   ")
+    page.click("#probe-run")
+    toast = page.get_by_text("The good sentence is empty: type a sentence.")
+    toast.first.wait_for()
+    assert "Traceback" not in page.inner_text("body")
+
+
 def test_explorer_and_one_click_to_the_probe(page):
     page.get_by_role("tab", name="Explore results").click()
     page.wait_for_selector("#explore-phenomenon .js-plotly-plot")

@@ -13,7 +13,8 @@ import gradio as gr
 import pandas as pd
 
 from accapp.errors import UserError, validate_sentence
-from accapp.methods import all_methods, kind_of, method_ids, resolve
+from accapp.methods import all_methods, method_ids, resolve
+from accapp.methods.engine import detect_language
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.ui import plots
 from accapp.ui.common import esc, friendly, intro, note
@@ -298,8 +299,14 @@ def _pair_label(meta: dict | None) -> str:
 @friendly
 def run_probe(good, bad, model_id, methods, unit, bench_method, meta):
     state = get_state()
+    spec = get_spec(model_id)
     if not state.is_loaded(model_id):
-        gr.Info(f"Loading {get_spec(model_id).name} (first use: this takes a little while)…")
+        gr.Info(f"Loading {spec.name} (first use: this takes a little while)…")
+    lang = detect_language(good or "", bad or "")
+    if lang not in spec.languages:
+        gr.Warning(f"{spec.name} was trained for {', '.join(spec.languages)}, and this pair looks "
+                   f"{'Chinese' if lang == 'zh' else 'English'}: expect poor judgments. "
+                   "Gemma 3 270M (offline) covers Chinese.")
     result = probe_pair(good, bad, model_id, methods)
     records = verdict_records(result.rows)
     maj = majority(result.rows)
