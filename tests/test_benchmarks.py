@@ -1,0 +1,111 @@
+"""Benchmark loaders and the resumable, kill-safe runner."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from accapp.bench.datasets import load_benchmark, parse_pairs, stratified_sample
+from accapp.errors import UserError
+
+
+def test_blimp_loader_counts(blimp):
+    assert len(blimp) == 67_000
+    assert blimp.paradigm.nunique() == 67
+    assert blimp.phenomenon.nunique() == 12
+    assert "s-selection" not in set(blimp.phenomenon)
+    assert set(blimp[blimp.paradigm.isin(["animate_subject_trans", "animate_subject_passive"])].phenomenon) == {"argument_structure"}
+    assert (blimp.good == blimp.bad).sum() == 7
+
+
+def test_climp_loader_counts(climp):
+    assert len(climp) == 16_000
+    assert climp.paradigm.nunique() == 16
+    assert climp.phenomenon.nunique() == 9
+    ba = climp[climp.paradigm == "ba_construction"]
+    assert len(ba) == 1000 and ba.good.str.contains("把").all() and ba.bad.str.contains("被").all()
+    assert climp.good.str.endswith("。").all()
+
+
+def test_user_file_loads_through_the_same_path(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("sentence_good,sentence_bad,paradigm\nThe cat sleeps.,The cat sleep.,agr\nA b.,A c.,agr\n", encoding="utf-8")
+    df = load_benchmark(str(path))
+    assert list(df.columns) == ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
+    assert df.benchmark.tolist() == ["mine", "mine"] and df.paradigm.tolist() == ["agr", "agr"]
+    jsonl = parse_pairs(b'{"good": "x y.", "bad": "y x."}\n', "p.jsonl")
+    assert jsonl.good.tolist() == ["x y."]
+    with pytest.raises(UserError, match="good-sentence column"):
+        parse_pairs(b"a,b\n1,2\n", "p.csv")
+    with pytest.raises(UserError, match="UTF-8"):
+        parse_pairs("good,bad\nä,ö\n".encode("latin-1"), "p.csv")
+
+
+def test_stratified_sample_is_seeded_and_nested(blimp):
+    a = stratified_sample(blimp, 10, seed=0)
+    b = stratified_sample(blimp, 30, seed=0)
+    assert len(a) == 670 and len(b) == 2010
+    assert a.groupby("paradigm").size().eq(10).all()
+    assert set(zip(a.paradigm, a.pair_id)) <= set(zip(b.paradigm, b.pair_id))
+    assert a.equals(stratified_sample(blimp, 10, seed=0))
+    assert not a.equals(stratified_sample(blimp, 10, seed=1))
+
+
+@pytest.mark.slow
+def test_identical_blimp_pairs_are_ties_not_wins(smollm, blimp):
+    from accapp.methods.base import Pair
+    from accapp.methods.engine import Engine
+    from accapp.scoring.causal import CausalScorer
+
+    same = blimp[blimp.good == blimp.bad]
+    results = Engine(CausalScorer(smollm), "en").score_pairs([Pair(g, b) for g, b in zip(same.good, same.bad)], ["lp", "in_template_lp"])
+    verdicts = {r["verdict"] for res in results for r in res.rows}
+    assert verdicts == {"tie"}
+
+
+def _bench(out: Path, bench_file: Path):
+    return [sys.executable, "-m", "accapp", "bench", "--model", "smollm2-135m-instruct", "--benchmark", str(bench_file),
+            "--methods", "lp,in_template_lp,yes_no_prob_comp", "--out", str(out), "--batch-size", "8"]
+
+
+def _units(out: Path) -> dict:
+    return {p.relative_to(out): pd.read_parquet(p) for p in sorted(out.rglob("*.parquet"))}
+
+
+@pytest.mark.slow
+def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
+    rows = ["good,bad,paradigm"]
+    for para in ("p1", "p2", "p3"):
+        for i in range(3):
+            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para}")
+    bench_file = tmp_path / "toy.csv"
+    bench_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+    full = tmp_path / "full"
+    assert subprocess.run(_bench(full, bench_file), env=env, capture_output=True, timeout=600).returncode == 0
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(_bench(killed, bench_file), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while time.time() < deadline and not list(killed.rglob("*.parquet")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    partial = _units(killed)  # every file that exists is whole (readable) after a kill
+    assert 0 < len(partial) < len(_units(full))
+
+    again = subprocess.run(_bench(killed, bench_file), env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    a, b = _units(full), _units(killed)
+    assert a.keys() == b.keys()
+    for key in a:
+        pd.testing.assert_frame_equal(a[key], b[key])
+
+    third = subprocess.run(_bench(killed, bench_file), env=env, capture_output=True, text=True, timeout=600)
+    assert "units written: 0" in third.stdout  # resumable: nothing left to do
