@@ -175,7 +175,16 @@ def run_score(path, model_id, methods, progress=gr.Progress()):
     for c in ("good", "bad", "error"):  # the CSV has the full text; the preview stays narrow
         if c in preview:
             preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
-    return gr.update(value=out, visible=True), _summary(df, model_id), gr.update(value=preview, visible=True)
+    return (gr.update(value=out, visible=True), _summary(df, model_id),
+            gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))))
+
+
+def preview_widths(columns: list[str]) -> list[str]:
+    """Fixed shares, so one long unbroken string cannot push the other columns out of view."""
+    fixed = {"row": 5, "good": 22, "bad": 22, "error": 18}
+    rest = [c for c in columns if c not in fixed]
+    left = 100 - sum(fixed[c] for c in columns if c in fixed)
+    return [f"{fixed[c]}%" if c in fixed else f"{left / max(1, len(rest)):.1f}%" for c in columns]
 
 
 @friendly
