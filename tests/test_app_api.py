@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,6 +21,10 @@ def server(tmp_path_factory):
     srv = start_server(tmp_path_factory.mktemp("api-app"))
     yield srv
     srv.stop()
+    # uploads and result files lived in a private temporary folder, removed when the app stopped
+    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", srv.log_tail(200_000))
+    assert m and srv.proc.returncode == 0
+    assert not Path(m.group(1)).exists()
 
 
 @pytest.fixture(scope="module")

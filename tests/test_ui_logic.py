@@ -371,6 +371,7 @@ def test_app_builds_with_api_endpoints_and_reads_the_environment(monkeypatch):
     assert {"probe", "score_file"} <= names
     seen = {}
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kw: seen.update(kw))
+    monkeypatch.setattr(ui_app, "_exit_on_sigterm", lambda: None)  # leave pytest's own signal handling alone
     monkeypatch.setenv("PORT", "7999")
     monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
     monkeypatch.setenv("ACCAPP_PRELOAD", "0")

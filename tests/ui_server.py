@@ -34,7 +34,7 @@ class Server:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(signal.SIGTERM)  # what a Space sends; the app then removes its temp files
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
+import sys
 import tempfile
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the app runs offline
@@ -37,6 +39,7 @@ def private_temp_dir() -> str:
         folder = tempfile.mkdtemp(prefix="accapp-gradio-")
         os.environ["GRADIO_TEMP_DIR"] = folder
         atexit.register(shutil.rmtree, folder, True)
+        print(f"[accapp] uploads and result files go to {folder} (removed at exit)", flush=True)
     return os.environ["GRADIO_TEMP_DIR"]
 
 
@@ -70,7 +73,16 @@ def build_app() -> gr.Blocks:
     return demo
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM (a Space or a container stopping) exits normally, so the temporary folders are removed."""
+    try:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    except ValueError:  # not the main thread (tests calling main())
+        pass
+
+
 def main() -> None:
+    _exit_on_sigterm()
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
     demo = build_app()

@@ -155,7 +155,11 @@ class AppState:
         """A private temporary folder for this process (removed at exit)."""
         with self._lock:
             if self._tmp is None or not self._tmp.is_dir():
-                self._tmp = Path(tempfile.mkdtemp(prefix="accapp-"))
+                # inside Gradio's (private) temp folder when there is one, so both go together
+                parent = os.environ.get("GRADIO_TEMP_DIR")
+                if parent:
+                    Path(parent).mkdir(parents=True, exist_ok=True)
+                self._tmp = Path(tempfile.mkdtemp(prefix="accapp-", dir=parent or None))
                 atexit.register(shutil.rmtree, self._tmp, True)
             return self._tmp
 
