@@ -167,6 +167,7 @@ def test_explorer_and_one_click_to_the_probe(page):
 def test_score_a_file(page, tmp_path):
     rows = [(f"The dog{'s' if i % 2 else ''} near the house bark{'' if i % 2 else 's'}.",
              f"The dog{'s' if i % 2 else ''} near the house bark{'s' if i % 2 else ''}.") for i in range(20)]
+    rows[0] = ("The dog <img src=x onerror=alert(1)> near the house barks.", rows[0][1])
     rows[4] = ("", "The dogs bark.")
     rows[11] = ("The dogs bark.", "x" * 450)
     path = tmp_path / "pairs.csv"
@@ -181,6 +182,9 @@ def test_score_a_file(page, tmp_path):
     page.wait_for_selector("#file-result a", state="visible")
     summary = page.inner_text("#file-summary")
     assert "Scored 18 of 20 rows" in summary and "2 rows could not be scored" in summary
+    page.wait_for_function("() => document.querySelectorAll('#file-preview [role=gridcell]').length > 0")
+    assert table_rows(page, "file-preview")[0][1] == rows[0][0]  # shown as text
+    assert page.locator("img[src=x]").count() == 0 and not page.dialogs
     with page.expect_download() as info:
         page.locator("#file-result a").first.click()
     saved = tmp_path / "result.csv"

@@ -281,12 +281,16 @@ def test_explore_render_with_results(app_state):
     assert "Click a row" in wrong_note
     mean = explore.render("blimp", TOY, ["in_template_lp"], "mean", True, "island_effects", "in_template_lp")
     assert [t.name for t in mean[2].data][0] == "in_template_lp [mean]"
+    both = explore.render("blimp", DEFAULT_MODEL, ["lp"], "best", False, "all", "lp", [TOY])
+    assert {t.name for t in both[2].data} >= {f"lp · {DEFAULT_MODEL}", f"lp · {TOY}"}
+    assert set(both[1].Model) >= {DEFAULT_MODEL, TOY}
     t2 = explore.render("blimp", TOY, ["in_template_lp", "lp"], "2", False, "all", "in_template_lp")
     assert {t.name for t in t2[2].data} >= {"in_template_lp [2]", "lp"}
 
 
 def test_explore_filters_and_evil_names(app_state):
-    m, methods, wrong = explore.update_filters("blimp", None, None, None)
+    m, methods, wrong, also = explore.update_filters("blimp", None, None, None)
+    assert also["value"] == [] and TOY in str(also["choices"])
     assert m["value"] == DEFAULT_MODEL and methods["value"] == ["lp", "in_template_lp", "yes_no_prob_comp"]
     evil = "evil'); DROP VIEW results; --"
     out = explore.render("blimp", evil, ["lp"], "best", False, "all", "lp")
@@ -298,7 +302,7 @@ def test_explore_published_only(tmp_path):
     st = state.AppState(results_dir=tmp_path)
     state.set_state(st)
     try:
-        m, methods, wrong = explore.update_filters("blimp", None, None, None)
+        m, methods, wrong, also = explore.update_filters("blimp", None, None, None)
         assert m["value"] is None and "lp" in methods["choices"] and wrong["choices"] == []
         out = explore.render("blimp", None, None, "best", False, "all", None)
         assert "No precomputed results for <b>BLIMP</b> yet" in out[0]

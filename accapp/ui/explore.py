@@ -109,13 +109,15 @@ def model_label(model_id: str) -> str:
 
 
 @friendly
-def update_filters(bench, model, methods, wrong_method):
+def update_filters(bench, model, methods, wrong_method, also=None):
     models, model, present, methods = filter_state(bench, model, methods)
     wrong_choices = present if model else []
     wrong_method = wrong_method if wrong_method in wrong_choices else (methods[0] if methods and model else None)
+    others = [m for m in models if m != model]
     return (gr.update(choices=[(model_label(m), m) for m in models], value=model),
             gr.update(choices=present, value=methods),
-            gr.update(choices=wrong_choices, value=wrong_method))
+            gr.update(choices=wrong_choices, value=wrong_method),
+            gr.update(choices=[(model_label(m), m) for m in others], value=[m for m in (also or []) if m in others]))
 
 
 # ------------------------------------------------------------------------------------ content
@@ -149,14 +151,25 @@ def status_html(bench: str, model: str | None) -> str:
     return note(text, "info")
 
 
-def overall_table(store, bench, model, methods, template) -> pd.DataFrame:
+def _runs(store, bench, models, methods, fn, template, keys, **kw) -> list[pd.DataFrame]:
+    """One analysis over several models, each with the selected methods it has (others left out)."""
+    out = []
+    for m in models:
+        have = [x for x in (methods or []) if x in store.methods(m, bench)]
+        if have:
+            out.append(by_template(fn, store, m, bench, have, template, keys, **kw))
+    return out
+
+
+def overall_table(store, bench, model, methods, template, also=()) -> pd.DataFrame:
     parts = []
     if model:
-        ours = by_template(A.accuracy_overall, store, model, bench, methods, template, [])
-        finished = store.manifest(model, bench).get("finished", "")
-        src = "this project" + (f", run finished {finished[:10]}" if finished else "")
-        parts.append(pd.DataFrame({"Model": model, "Method": ours.method, "Template": ours.template,
-                                   "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs, "Source": src}))
+        for ours in _runs(store, bench, [model, *also], methods, A.accuracy_overall, template, []):
+            m = str(ours.model.iloc[0]) if len(ours) else model
+            finished = store.manifest(m, bench).get("finished", "")
+            src = "this project" + (f", run finished {finished[:10]}" if finished else "")
+            parts.append(pd.DataFrame({"Model": m, "Method": ours.method, "Template": ours.template,
+                                       "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs, "Source": src}))
     if bench == "blimp":
         hum = A.published_human(store, "overall")
         if not hum.empty:
@@ -185,10 +198,14 @@ def published_for_phenomena(store, bench, methods, show_models: bool) -> pd.Data
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=A.LONG_COLUMNS)
 
 
-def phenomenon_view(store, bench, model, methods, template, show_models):
-    ours = by_template(A.accuracy_by_phenomenon, store, model, bench, methods, template, ["phenomenon"]) if model else None
+def phenomenon_view(store, bench, model, methods, template, show_models, also=()):
+    ours = None
+    if model:
+        runs = _runs(store, bench, [model, *also], methods, A.accuracy_by_phenomenon, template, ["phenomenon"])
+        ours = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
     pub = published_for_phenomena(store, bench, methods, show_models)
-    title = f"Accuracy by phenomenon · {bench.upper()}" + (f" · {model_label(model)}" if model else " · published only")
+    who = ", ".join(model_label(m) for m in [model, *also]) if model else "published only"
+    title = f"Accuracy by phenomenon · {bench.upper()} · {who}"
     if (ours is None or ours.empty) and pub.empty:
         return plots.empty_figure(f"No results for {bench.upper()} yet, and no published per-phenomenon numbers.")
     return plots.phenomenon_figure(ours if ours is not None else pd.DataFrame(), pub, esc(title))
@@ -322,15 +339,17 @@ def wrong_pairs(store, bench, model, method, template) -> pd.DataFrame:
 
 
 @friendly
-def render(bench, model, methods, template, show_models, para_phen, wrong_method):
+def render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None):
     store = get_state().store()
-    _, model, present, methods = filter_state(bench, model, methods)
+    models, model, present, methods = filter_state(bench, model, methods)
+    also = [m for m in (also or []) if m in models and m != model]
     template = template or "best"
     fig_fallback = plots.empty_figure
     df_fallback = lambda msg: pd.DataFrame({"message": [msg]})  # noqa: E731
     status = status_html(bench, model)
-    overall = _safe("Overall", lambda: overall_table(store, bench, model, methods, template), df_fallback)
-    phen = _safe("By phenomenon", lambda: phenomenon_view(store, bench, model, methods, template, show_models), fig_fallback)
+    overall = _safe("Overall", lambda: overall_table(store, bench, model, methods, template, also), df_fallback)
+    phen = _safe("By phenomenon", lambda: phenomenon_view(store, bench, model, methods, template, show_models, also),
+                 fig_fallback)
     length = _safe("Token length", lambda: length_view(store, bench, model, methods, template), fig_fallback)
     phen_choices = ["all"] + (sorted(set(store.units(model, bench).phenomenon)) if model else [])
     para_phen = para_phen if para_phen in phen_choices else "all"
@@ -369,6 +388,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         bench = gr.Radio(list(BENCHMARKS), value="blimp", label="Benchmark", scale=1, elem_id="explore-bench")
         model = gr.Dropdown([], value=None, label="Model (runs of this project)", scale=2, elem_id="explore-model")
         methods = gr.Dropdown([], value=[], multiselect=True, label="Methods", scale=3, elem_id="explore-methods")
+        also = gr.Dropdown([], value=[], multiselect=True, label="Compare with models (phenomenon view)", scale=2,
+                           elem_id="explore-also")
     with gr.Row():
         template = gr.Radio(TEMPLATE_CHOICES, value="best", label="Template (methods with Ide et al.'s five templates)",
                             scale=3, elem_id="explore-template")
@@ -408,16 +429,16 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                                  column_widths=["15%", "5%", "6%", "5%", "21%", "21%", "6%", "6%", "15%"])
     wrong_state = gr.State(None)
 
-    filters_inputs = [bench, model, methods, wrong_method]
-    filters_outputs = [model, methods, wrong_method]
-    refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method]
+    filters_inputs = [bench, model, methods, wrong_method, also]
+    filters_outputs = [model, methods, wrong_method, also]
+    refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method, also]
     refresh_outputs = [status, overall, phen_plot, length_plot, para_phen, para_plot, ens_tbl, ens_plot, ab_plot,
                        ab_tbl, shuffle_plot, attract_plot, findings, wrong_note, wrong, wrong_state]
     hidden = dict(api_visibility="undocumented")
     for comp in (bench, model, methods):
         comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(
             render, refresh_inputs, refresh_outputs, **hidden)
-    for comp in (template, show_models, para_phen, wrong_method):
+    for comp in (template, show_models, para_phen, wrong_method, also):
         comp.input(render, refresh_inputs, refresh_outputs, **hidden)
     refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(
         render, refresh_inputs, refresh_outputs, **hidden)
