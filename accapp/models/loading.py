@@ -135,6 +135,29 @@ def _quantization_config(quantization: str | None):
     )
 
 
+def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantization: str | None, device: str):
+    """(model, tokenizer) from a local folder or the hub, on the device, in eval mode."""
+    from transformers import AutoTokenizer
+
+    kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec)}
+    qconfig = _quantization_config(quantization)
+    if qconfig is not None:
+        kwargs["quantization_config"] = qconfig
+        kwargs["device_map"] = device
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where, **hub_kwargs(spec))
+        model = auto_class.from_pretrained(where, **kwargs)
+    except OSError as exc:
+        raise UserError(
+            f"Could not load '{spec.id}' ({where}): the Hugging Face hub is not reachable from here "
+            "and the model is not in the local cache. The embedded models work offline."
+        ) from exc
+    if qconfig is None:
+        model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
 def load_model(
     model_id: str,
     dtype: str = "fp32",
@@ -148,26 +171,11 @@ def load_model(
         raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
     if spec.kind != "causal":
         raise UserError(f"Model '{model_id}' is a {spec.kind} LM; load it with the masked-LM scorer.")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     device = pick_device(device)
     where = str(_local_copy(spec)) if spec.source["type"] != "hub" else spec.hub_id
-    kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec)}
-    qconfig = _quantization_config(quantization)
-    if qconfig is not None:
-        kwargs["quantization_config"] = qconfig
-        kwargs["device_map"] = device
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(where, **hub_kwargs(spec))
-        model = AutoModelForCausalLM.from_pretrained(where, **kwargs)
-    except OSError as exc:
-        raise UserError(
-            f"Could not load '{model_id}' ({where}): the Hugging Face hub is not reachable from here "
-            "and the model is not in the local cache. The embedded models work offline."
-        ) from exc
-    if qconfig is None:
-        model.to(device)
-    model.eval()
+    model, tokenizer = load_weights(AutoModelForCausalLM, spec, where, dtype, quantization, device)
     start_id = tokenizer.convert_tokens_to_ids(spec.start_token)
     if start_id is None or start_id == tokenizer.unk_token_id and spec.start_token != tokenizer.unk_token:
         raise ValueError(f"start token {spec.start_token!r} not in the vocabulary of {model_id}")

@@ -324,7 +324,7 @@ def load_masked_model(model_id: str, dtype: str = "fp32", quantization: str | No
     Only registry ids load (others raise UserError); needs a reachable hub or a local HF cache.
     """
     from accapp.models import get_spec
-    from accapp.models.loading import DTYPES, QUANTIZATIONS, LoadedModel, _quantization_config, hub_kwargs, pick_device
+    from accapp.models.loading import DTYPES, QUANTIZATIONS, LoadedModel, load_weights, pick_device
 
     spec = get_spec(model_id)
     if spec.kind != "masked":
@@ -335,24 +335,9 @@ def load_masked_model(model_id: str, dtype: str = "fp32", quantization: str | No
         raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
     if spec.source.get("type") != "hub" or not spec.hub_id:
         raise UserError(f"Model '{model_id}' has no hub source to load from.")
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForMaskedLM
 
     device = pick_device(device)
-    kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec)}
-    qconfig = _quantization_config(quantization)
-    if qconfig is not None:
-        kwargs["quantization_config"] = qconfig
-        kwargs["device_map"] = device
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(spec.hub_id, **hub_kwargs(spec))
-        model = AutoModelForMaskedLM.from_pretrained(spec.hub_id, **kwargs)
-    except OSError as exc:
-        raise UserError(
-            f"Could not load '{model_id}' ({spec.hub_id}): the Hugging Face hub is not reachable from here "
-            "and the model is not in the local cache. The embedded models work offline."
-        ) from exc
-    if qconfig is None:
-        model.to(device)
-    model.eval()
+    model, tokenizer = load_weights(AutoModelForMaskedLM, spec, spec.hub_id, dtype, quantization, device)
     start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)
