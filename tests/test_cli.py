@@ -41,7 +41,7 @@ def test_bad_input_gives_message_and_nonzero_exit(args, message):
 
 @pytest.mark.slow
 def test_overlong_in_tokens_is_refused():
-    long = " ".join(["antidisestablishmentarianism"] * 14)  # < 400 characters, > 128 tokens
+    long = " ".join("abcdefghij" * 15)  # 299 characters (under 400), 150 tokens (over 128)
     out = run(SCORE + ["--good", long, "--bad", "x", "--methods", "lp"])
     assert out.returncode != 0 and "tokens long" in out.stderr and "Traceback" not in out.stderr
 
