@@ -258,3 +258,18 @@ def ensembles(store: Store, model: str, benchmark: str) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     out = pd.concat(parts, ignore_index=True).sort_values("order")
     return out[cols].reset_index(drop=True)
+
+
+def correlation(fn, x, y) -> tuple[float, float]:
+    """(r, p) of a scipy.stats correlation, NaN where it is undefined (fewer than 3 points,
+    or a constant variable)."""
+    import warnings
+
+    import numpy as np
+
+    if len(x) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = fn(x, y)
+        return float(res.statistic), float(res.pvalue)
+    return float("nan"), float("nan")

@@ -9,14 +9,13 @@ pointbiserialr computes anyway).
 
 from __future__ import annotations
 
-import warnings
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from accapp.analysis.accuracy import BASE_CTES, base_params
+from accapp.analysis.accuracy import BASE_CTES, base_params, correlation
 from accapp.errors import UserError
 from accapp.store import Store, template_sort_key
 
@@ -66,12 +65,7 @@ def length_bias(store: Store, model: str, benchmark: str, methods: Iterable[str]
     for (method, template), g in df.groupby(["method", "template"], sort=False):
         x = g.correct.to_numpy(dtype=float)
         y = g.len_diff.to_numpy(dtype=float)
-        r = p = float("nan")
-        if len(x) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = stats.pointbiserialr(x, y)
-            r, p = float(res.statistic), float(res.pvalue)
+        r, p = correlation(stats.pointbiserialr, x, y)
         out.append({"model": model, "benchmark": benchmark, "method": method, "template": template,
                     "n": len(x), "r": r, "p_value": p})
     out.sort(key=lambda d: (d["method"], template_sort_key(d["template"])))

@@ -11,7 +11,6 @@ bayes_factor_unigram, slor.
 
 from __future__ import annotations
 
-import warnings
 from typing import Iterable
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
+from accapp.analysis.accuracy import correlation
 from accapp.errors import UserError
 from accapp.store import Store
 
@@ -84,12 +84,7 @@ def pair_correlation(store: Store, model: str, benchmark: str, metric: str = "lp
     metrics = _metrics(store, model, benchmark, [metric])
     out = []
     for method, grp, x, y in _scores(store, model, benchmark, metrics, by):
-        r = p = float("nan")
-        if len(x) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = stats.pearsonr(x, y)
-            r, p = float(res.statistic), float(res.pvalue)
+        r, p = correlation(stats.pearsonr, x, y)
         out.append({"model": model, "benchmark": benchmark, "metric": method, "group": grp,
                     "pairs": len(x), "r": r, "p_value": p})
     return pd.DataFrame(out, columns=["model", "benchmark", "metric", "group", "pairs", "r", "p_value"])
