@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 

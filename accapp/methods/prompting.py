@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Context, Method, NextRequest, Pair, row
+from accapp.methods.base import Context, Method, NextRequest, row
 from accapp.prompts import render_prompt, template_set
 
 IDE = "Ide et al. 2025, §3.3"

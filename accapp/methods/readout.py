@@ -4,7 +4,7 @@ and Hu et al. 2025's normalisations (§6.1)."""
 from __future__ import annotations
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Context, Method, Pair, SeqRequest, row
+from accapp.methods.base import Context, Method, SeqRequest, row
 from accapp.methods.unigram import unigram_logprobs
 from accapp.prompts import fill_parts, template_set
 
