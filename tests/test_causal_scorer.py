@@ -47,19 +47,37 @@ def test_prefix_cache_is_used_and_exact(smollm):
         assert abs(float(a.sum()) - float(b.sum())) < TOL
 
 
-def test_scorer_agrees_with_independent_reference_on_50_blimp_pairs(smollm, blimp):
-    pairs = _pairs(blimp, 50, seed=1)
-    engine = Engine(CausalScorer(smollm, batch_size=32))
+def _reference_gap(lm, pairs) -> float:
+    """Worst gap, in nats a sentence, between the engine on `lm` and the float64 reference."""
+    engine = Engine(CausalScorer(lm, batch_size=32))
     results = engine.score_pairs(pairs, ["lp", "in_template_lp"])
     worst = 0.0
     for res in results:
         for key, sentence in (("good", res.pair.good), ("bad", res.pair.bad)):
             ours = sum(t["logprob"] for t in res.tokens[key])
-            worst = max(worst, abs(ours - sum(reference_token_logprobs(smollm, (sentence,)))))
+            worst = max(worst, abs(ours - sum(reference_token_logprobs(lm, (sentence,)))))
         t1 = next(r for r in res.rows if r["method"] == "in_template_lp" and r["template"] == "1")
-        ref = sum(reference_token_logprobs(smollm, ("The following sentence is grammatically acceptable.\n\n", res.pair.good)))
+        ref = sum(reference_token_logprobs(lm, ("The following sentence is grammatically acceptable.\n\n", res.pair.good)))
         worst = max(worst, abs(t1["score_good"] - ref))
-    assert worst < TOL, worst
+    return worst
+
+
+def test_scorer_agrees_with_independent_reference_on_50_blimp_pairs(smollm, blimp):
+    """The engine's logic (batching, prefix KV, gathering) against the reference, both on the
+    float64 weights, so that float32 rounding cannot hide a mistake: within 1e-4 nats."""
+    import dataclasses
+
+    from tests.reference import _model64
+
+    pairs = _pairs(blimp, 50, seed=1)
+    assert _reference_gap(dataclasses.replace(smollm, model=_model64(smollm)), pairs) < TOL
+
+
+def test_float32_engine_within_rounding_of_float64_truth(smollm, blimp):
+    """The float32 engine as shipped, against float64 truth: float32 rounding alone moves a
+    sentence's LP by ~1e-4 nats (measured here: 1.1e-4 worst over 50 pairs; the naive float32
+    path differs from truth by as much), so the bound is twice that, far below any real error."""
+    assert _reference_gap(smollm, _pairs(blimp, 50, seed=1)) < 2.5e-4
 
 
 def test_yes_no_matches_reference_answer_probabilities(smollm):
@@ -116,3 +134,23 @@ def test_chinese_yes_no_uses_shi_fou_when_single_tokens(gemma):
     shown = engine.prompts_for(pair, "yes_no_prob_comp")[0]
     assert "是 / 否" in shown["kind"]  # 是 and 否 are single Gemma tokens after the prompt
     assert "请用“是”或“否”回答" in shown["text"]
+
+
+def test_target_logprobs_unbiased_against_float64(smollm):
+    """The scorers' log-softmax (logits - logsumexp, float32) stays within 1e-5 of float64 with no
+    drift, where torch's float32 log_softmax is off by ~1.6e-5 per token, always one way."""
+    import torch
+
+    from accapp.scoring.logsoftmax import target_logprobs
+
+    tok = smollm.tokenizer
+    ids = [smollm.start_id] + tok("These casseroles disgust Kayla. The following sentence is fine.", add_special_tokens=False)["input_ids"]
+    with torch.inference_mode():
+        logits = smollm.model(torch.tensor([ids])).logits[0, :-1].float()
+    targets = torch.tensor(ids[1:])
+    ref = torch.log_softmax(logits.double(), -1).gather(1, targets[:, None])[:, 0]
+    ours = target_logprobs(logits, targets).double()
+    assert (ours - ref).abs().max() < 1e-5
+    assert abs(float((ours - ref).sum())) < 1e-4  # summed over the string: no drift
+    cand = torch.stack([targets, targets.flip(0)], 1)
+    assert torch.allclose(target_logprobs(logits, cand).double(), torch.log_softmax(logits.double(), -1).gather(1, cand), atol=1e-5)

@@ -101,7 +101,7 @@ def reference(model, tok, text: str, variant: str):
         for q in masked:
             x[q] = tok.mask_token_id
         with torch.no_grad():
-            logits = model(input_ids=torch.tensor([x])).logits[0, p].float()
+            logits = model(input_ids=torch.tensor([x])).logits[0, p].double()
         lp = torch.log_softmax(logits, dim=-1)[ids[p]].item()
         out.append((lp, [scored.index(q) for q in masked]))
     return out

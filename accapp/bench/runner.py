@@ -118,6 +118,10 @@ def run_benchmark(
     if manifest_path.exists():
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
         manifest["started"] = old.get("started", manifest["started"])
+        # A run of other methods keeps the methods and templates earlier runs wrote units for.
+        manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))
+        manifest["templates"] = {**old.get("templates", {}), **manifest["templates"]}
+        manifest["template_sources"] = {**old.get("template_sources", {}), **manifest["template_sources"]}
     write_json_atomic(manifest, manifest_path)
 
     t0 = time.perf_counter()
@@ -177,6 +181,38 @@ def _pair_key(col: pd.Series):
     return col
 
 
+def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
+    return Path(out) / f"{_safe(model_id)}__{_safe(benchmark)}.parquet"
+
+
+def restore_units(consolidated: Path, runs: Path) -> int:
+    """Split a consolidated results file back into unit files under `runs` (the inverse of
+    consolidate), so a run resumes from the results the project ships: runs/ itself is not
+    committed, but precomputed/results/ is. A unit file already there keeps its rows and gains
+    the pairs only the consolidated file has. Returns the number of unit files written."""
+    consolidated, runs = Path(consolidated), Path(runs)
+    if not consolidated.exists():
+        return 0
+    df = pd.read_parquet(consolidated)
+    written = 0
+    for (model, bench, paradigm, method, template), part in df.groupby(["model", "benchmark", "paradigm", "method", "template"], sort=False):
+        path = unit_path(runs, model, bench, paradigm, method, template)
+        if path.exists():
+            have = pd.read_parquet(path)
+            extra = part[~part.pair_id.isin(set(have.pair_id))]
+            if extra.empty:
+                continue
+            part = pd.concat([have, extra])
+        part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
+        write_atomic(part[ROW_COLUMNS], path)
+        written += 1
+    manifest_path = consolidated.with_name(consolidated.name.replace(".parquet", ".manifest.json"))
+    run_manifest = runs / _safe(str(df.model.iloc[0])) / _safe(str(df.benchmark.iloc[0])) / "manifest.json" if len(df) else None
+    if run_manifest is not None and manifest_path.exists() and not run_manifest.exists():
+        write_json_atomic(json.loads(manifest_path.read_text(encoding="utf-8")), run_manifest)
+    return written
+
+
 def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: str | None = None) -> list[Path]:
     """Merge unit files into one Parquet (plus manifest) per model and benchmark for the store."""
     import duckdb
@@ -204,6 +240,11 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         df.to_parquet(tmp, index=False, compression="zstd")
         os.replace(tmp, target)
         manifest["pairs_by_method"] = df.groupby("method").pair_id.nunique().astype(int).to_dict()
+        # Runs of different sizes (every method on N pairs, the top methods on more) merge
+        # here: say per method how many pairs each paradigm has at least.
+        per = df.groupby(["method", "paradigm"]).pair_id.nunique().groupby("method").min()
+        manifest["per_paradigm_by_method"] = per.astype(int).to_dict()
+        manifest["methods"] = sorted(set(manifest.get("methods", [])) | set(per.index))
         write_json_atomic(manifest, out / f"{name}.manifest.json")
         written.append(target)
     return written

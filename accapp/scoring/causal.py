@@ -17,6 +17,7 @@ import torch
 from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
+from accapp.scoring.logsoftmax import target_logprobs
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
@@ -98,9 +99,7 @@ class CausalScorer:
             logits = self._head(hidden[i : i + self.vocab_chunk]).float()
             if self._softcap:
                 logits = torch.tanh(logits / self._softcap) * self._softcap
-            lse = torch.logsumexp(logits, dim=-1)
-            tgt = logits.gather(1, targets[i : i + self.vocab_chunk, None].to(logits.device))[:, 0]
-            out[i : i + self.vocab_chunk] = (tgt - lse).cpu()
+            out[i : i + self.vocab_chunk] = target_logprobs(logits, targets[i : i + self.vocab_chunk]).cpu()
         return out
 
     def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
@@ -109,8 +108,7 @@ class CausalScorer:
         logits = self._head(hidden).float()
         if self._softcap:
             logits = torch.tanh(logits / self._softcap) * self._softcap
-        lse = torch.logsumexp(logits, dim=-1, keepdim=True)
-        return (logits.gather(1, candidates.to(logits.device)) - lse).cpu()
+        return target_logprobs(logits, candidates).cpu()
 
     def _prefix(self, prefix: tuple[int, ...]):
         """Last hidden state, per-layer KV and token log-probs of a template prefix.

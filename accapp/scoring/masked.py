@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from accapp.errors import UserError
+from accapp.scoring.logsoftmax import target_logprobs
 from accapp.methods.pll import VARIANTS, mask_sets
 from accapp.words import Word, assign_words, split_words
 
@@ -230,12 +231,12 @@ class MaskedScorer:
             parts = []
             for r0 in range(0, rows.shape[0], HEAD_ROWS):
                 logits = _at_least_fp32(head(rows[r0 : r0 + HEAD_ROWS]))
-                parts.append(torch.log_softmax(logits, dim=-1).gather(1, gold_t[r0 : r0 + HEAD_ROWS]))
-            lp = torch.cat(parts)[:, 0]
+                parts.append(target_logprobs(logits, gold_t[r0 : r0 + HEAD_ROWS, 0]))
+            lp = torch.cat(parts)
         else:
             logits = self.model(input_ids=ids, attention_mask=att).logits
             rows = _at_least_fp32(logits[rb, rp])
-            lp = torch.log_softmax(rows, dim=-1).gather(1, gold_t)[:, 0]
+            lp = target_logprobs(rows, gold_t[:, 0])
         self.forward_passes += 1
         self.copies_scored += len(chunk)
         lp = lp.double().cpu().numpy()

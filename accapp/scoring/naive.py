@@ -15,7 +15,8 @@ from accapp.methods.engine import Engine
 class NaiveEngine(Engine):
     @torch.inference_mode()
     def _full_logprobs(self, ids: list[int]) -> torch.Tensor:
-        logits = self.lm.model(torch.tensor([ids], device=self.scorer.device)).logits[0].float()
+        # float64 log-softmax: the baseline is also the reference, so no float32 rounding of its own.
+        logits = self.lm.model(torch.tensor([ids], device=self.scorer.device)).logits[0].double()
         return torch.log_softmax(logits, dim=-1).cpu()
 
     def execute(self, requests) -> dict:
