@@ -34,9 +34,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(threads: int | None, log: Path) -> tuple[subprocess.Popen, str, float]:
+def start(threads: int | None, log: Path, preload: bool = False) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
-    env = dict(os.environ, PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", ACCAPP_PRELOAD="0",
+    env = dict(os.environ, PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", ACCAPP_PRELOAD="1" if preload else "0",
                GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)

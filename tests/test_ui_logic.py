@@ -1,5 +1,6 @@
 """The tabs' logic without a browser or a real model: fake engines, the toy results store,
-the tiny masked-LM fixture. (The browser and API tests start the real app.)"""
+the tiny masked-LM fixture; one slow test fails a real SmolLM2 engine. (The browser and API tests
+start the real app.)"""
 
 from __future__ import annotations
 
@@ -386,3 +387,34 @@ def test_app_builds_with_api_endpoints_and_reads_the_environment(monkeypatch):
     ui_app.main()
     assert seen["server_port"] == 7860 and seen["server_name"] == "127.0.0.1"
     assert Path("app.py").read_text().count("\n") < 12  # app.py stays tiny
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("failure", ["oom", "cuda"])
+def test_model_failure_unloads_then_next_request_reloads(toy_dir, failure):
+    """A real SmolLM2 engine whose forward pass fails once (out of memory, or a CUDA error):
+    the request gets a message, the model is unloaded, and the next request loads it again
+    and is answered."""
+    import torch
+
+    from accapp.ui.common import DEVICE_MESSAGE
+
+    st = state.AppState(results_dir=toy_dir)
+    state.set_state(st)
+    try:
+        engine = st.engine(DEFAULT_MODEL)
+        exc = torch.OutOfMemoryError("CUDA out of memory") if failure == "oom" else RuntimeError("CUDA error: an illegal memory access was encountered")
+
+        def fail(*a, **k):
+            raise exc
+
+        engine.scorer.sequence_logprobs = fail
+        with pytest.raises(gr.Error) as info:
+            probe.probe_api("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", DEFAULT_MODEL, ["lp"])
+        assert info.value.message == (OOM_MESSAGE if failure == "oom" else DEVICE_MESSAGE)
+        assert not st.is_loaded(DEFAULT_MODEL)
+        out = probe.probe_api("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", DEFAULT_MODEL, ["lp"])
+        assert st.engine(DEFAULT_MODEL) is not engine
+        assert out["verdicts"][0]["verdict"] == "good"
+    finally:
+        state.set_state(None)

@@ -31,12 +31,30 @@ def is_oom(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
 
 
+DEVICE_MESSAGE = ("The GPU reported an error while scoring; the model has been unloaded and loads again "
+                  "with your next request. Try again.")
+
+
+def is_device_error(exc: BaseException) -> bool:
+    """A CUDA / accelerator failure (not bad input): the model's state can no longer be trusted."""
+    try:
+        import torch
+
+        if isinstance(exc, getattr(torch, "AcceleratorError", ())):
+            return True
+    except ImportError:
+        pass
+    return isinstance(exc, RuntimeError) and ("cuda error" in str(exc).lower() or "cublas" in str(exc).lower())
+
+
 def message_of(exc: BaseException) -> str:
     """What a person sees for an exception: its message for UserError, a plain line otherwise."""
     if isinstance(exc, UserError):
         return str(exc)
     if is_oom(exc):
         return OOM_MESSAGE
+    if is_device_error(exc):
+        return DEVICE_MESSAGE
     return f"Something went wrong ({type(exc).__name__}: {str(exc)[:300]}). The details are in the server log."
 
 

@@ -102,11 +102,39 @@ class AppState:
 
     @contextlib.contextmanager
     def model_slot(self, model_id: str):
-        """Hold one of the model's concurrency slots while scoring with it."""
+        """Hold one of the model's concurrency slots while scoring with it.
+
+        A model that runs out of memory or hits a device (CUDA) error is unloaded before the
+        error goes on to become a message: its caches may hold half a batch, and on a GPU the
+        memory is only given back this way. The next request loads it afresh.
+        """
+        from accapp.ui.common import is_device_error, is_oom
+
         with self._lock:
             sem = self._slots.setdefault(model_id, threading.BoundedSemaphore(PER_MODEL))
         with sem:
-            yield
+            try:
+                yield
+            except Exception as exc:
+                if is_oom(exc) or is_device_error(exc):
+                    self.unload(model_id)
+                raise
+
+    def unload(self, model_id: str) -> None:
+        """Forget a model's engine and weights (the next request reloads them)."""
+        import gc
+
+        with self._lock:
+            self._engines.pop(model_id, None)
+        self.pool.drop(model_id)
+        gc.collect()
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except Exception:  # noqa: BLE001 - freeing is best effort; the reload is what matters
+            pass
 
     def preload(self, model_id: str = DEFAULT_MODEL) -> threading.Thread:
         """Load a model in the background (the app warms the default model at start)."""
