@@ -105,3 +105,46 @@ def test_score_file_refuses_bad_files(client, tmp_path):
     path.write_text("sentence,other\na,b\n", encoding="utf-8")
     with pytest.raises(AppError, match="no good-sentence column"):
         client.predict(handle_file(str(path)), "smollm2-135m-instruct", ["lp"], api_name="/score_file")
+
+
+def test_cancelled_file_scoring_stops_midway_and_keeps_delivered_results(client, server, tmp_path):
+    """Score a small file (delivered), then start a long one and cancel it midway: the scoring
+    loop stops (the next probe is answered at once, not after the minutes the rest would take),
+    no result file is added or half-written, and the delivered result is intact."""
+    import time
+
+    from gradio_client import handle_file
+
+    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", server.log_tail(200_000))
+    temp = Path(m.group(1))  # the app's private temp folder: uploads, results, Gradio's copies
+
+    def results():  # every result file (and any half-written one) the app holds
+        return {p: p.read_bytes() for p in temp.rglob("*") if p.is_file() and ("-scored-" in p.name or p.suffix == ".tmp")}
+
+    small = tmp_path / "small.csv"
+    pd.DataFrame([(GOOD, BAD), ("The dogs bark.", "The dogs barks.")], columns=["good", "bad"]).to_csv(small, index=False)
+    first = client.predict(handle_file(str(small)), "smollm2-135m-instruct", ["lp"], api_name="/score_file")
+    delivered = Path(first).read_bytes()
+    before = results()
+    assert any(p.suffix == ".csv" for p in before)
+
+    big = tmp_path / "big.csv"
+    rows = [(f"The {n} dogs bark.", f"The {n} dogs barks.") for n in range(2, 402)]
+    pd.DataFrame(rows, columns=["good", "bad"]).to_csv(big, index=False)
+    methods = ["lp", "mean_lp", "in_template_lp"]  # ~0.3 s a row: minutes for 400, seconds a step
+    job = client.submit(handle_file(str(big)), "smollm2-135m-instruct", methods, api_name="/score_file")
+    deadline, done = time.time() + 120, 0
+    while time.time() < deadline and done < 16:
+        progress = job.status().progress_data or []
+        done = max([int(p.index or 0) for p in progress if p.length] or [0])
+        time.sleep(0.3)
+    assert 16 <= done < 400, done  # midway
+    assert job.cancel()
+
+    t = time.time()
+    out = client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp"], api_name="/probe")
+    assert out["verdicts"][0]["verdict"] == "good"
+    assert time.time() - t < 60  # the cancelled loop let go of the model within a batch or two
+    after = results()
+    assert after == before  # nothing new, nothing half-written, the first result unchanged
+    assert Path(first).read_bytes() == delivered

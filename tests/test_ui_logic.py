@@ -255,7 +255,7 @@ def test_score_file_bad_uploads(app_state, tmp_path):
     with pytest.raises(UserError, match="good-sentence column"):
         score_file.score_upload(str(nocol), DEFAULT_MODEL, ["lp"])
     with pytest.raises(gr.Error, match="gone from the server"):
-        score_file.run_score(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"])
+        list(score_file.run_score(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"]))
 
 
 def test_column_names():

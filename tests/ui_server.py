@@ -54,6 +54,7 @@ def start_server(tmp: Path, env: dict | None = None, timeout: float = 180.0) -> 
     tmp.mkdir(parents=True, exist_ok=True)
     log = tmp / "server.log"
     full_env = dict(os.environ)
+    full_env.pop("GRADIO_TEMP_DIR", None)  # the app makes its own private one (set here by other tests)
     full_env.update({
         "PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False",
         "OMP_NUM_THREADS": full_env.get("OMP_NUM_THREADS", "1"), "PYTHONUNBUFFERED": "1",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import html
+import inspect
 import logging
 import traceback
 
@@ -58,11 +59,35 @@ def message_of(exc: BaseException) -> str:
     return f"Something went wrong ({type(exc).__name__}: {str(exc)[:300]}). The details are in the server log."
 
 
-def friendly(fn):
-    """Wrap an event handler: UserError / out-of-memory / anything else -> gr.Error with a message.
+def _as_message(fn, exc: Exception) -> gr.Error:
+    if not isinstance(exc, UserError):
+        log.error("error in %s:\n%s", fn.__name__, traceback.format_exc())
+    try:
+        import torch
 
-    The traceback goes to the server log, never to the page.
+        if is_oom(exc) and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001
+        pass
+    return gr.Error(message_of(exc), print_exception=False)
+
+
+def friendly(fn):
+    """Wrap an event handler (a function or a generator): UserError / out-of-memory / anything
+    else -> gr.Error with a message. The traceback goes to the server log, never to the page.
     """
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except gr.Error:
+                raise
+            except Exception as exc:  # noqa: BLE001 - shown as a message, logged in full
+                raise _as_message(fn, exc) from None
+
+        return generator
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -71,16 +96,7 @@ def friendly(fn):
         except gr.Error:
             raise
         except Exception as exc:  # noqa: BLE001 - shown as a message, logged in full
-            if not isinstance(exc, UserError):
-                log.error("error in %s:\n%s", fn.__name__, traceback.format_exc())
-            try:
-                import torch
-
-                if is_oom(exc) and torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-            except Exception:  # noqa: BLE001
-                pass
-            raise gr.Error(message_of(exc), print_exception=False) from None
+            raise _as_message(fn, exc) from None
 
     return wrapper
 

@@ -54,8 +54,27 @@ def _result_columns(result) -> dict:
     return out
 
 
+def finish(steps):
+    """Run a step generator to its end; return what it returns."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
 def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None) -> pd.DataFrame:
     """One output row per input row: the input, an ``error`` column, and every method's scores."""
+    return finish(score_steps(pairs, model_id, methods, progress))
+
+
+def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None):
+    """score_frame, one batch a step: yields (rows done, rows) after each batch, returns the frame.
+
+    The app's handlers are generators over these steps: Gradio can stop a generator between
+    two steps (the Stop button, /cancel), where a plain function would run to its end. No
+    model slot is held across a step, so a stopped run frees the model at once.
+    """
     spec = get_spec(model_id)
     if not methods:
         raise UserError("Pick at least one method.")
@@ -96,6 +115,7 @@ def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], progress
         done += len(chunk)
         if progress is not None:
             progress((done, total), desc="Scoring pairs", unit="pairs")
+        yield done, total
     base = pairs.reset_index(drop=True).copy()
     base.insert(0, "row", range(1, total + 1))
     base["model"] = model_id
@@ -136,6 +156,11 @@ def _safe_stem(name: str) -> str:
 
 def score_upload(path, model_id, methods, progress=None) -> tuple[str, pd.DataFrame]:
     """Parse, score and write: returns the result CSV's path and the scored frame."""
+    return finish(upload_steps(path, model_id, methods, progress))
+
+
+def upload_steps(path, model_id, methods, progress=None):
+    """score_upload one batch a step (see score_steps); the file is written after the last."""
     if not path:
         raise UserError("Upload a CSV or JSONL file of pairs first.")
     path = Path(path if isinstance(path, (str, os.PathLike)) else getattr(path, "name", ""))
@@ -143,7 +168,7 @@ def score_upload(path, model_id, methods, progress=None) -> tuple[str, pd.DataFr
         raise UserError("The uploaded file is gone from the server (uploads are removed after a while): upload it again.")
     name = path.name
     pairs = parse_pairs(path.read_bytes(), name)
-    df = score_frame(pairs, model_id, list(methods or []), progress)
+    df = yield from score_steps(pairs, model_id, list(methods or []), progress)
     root = get_state().tmpdir() / "results"
     root.mkdir(parents=True, exist_ok=True)
     _prune(root)
@@ -168,15 +193,23 @@ def _summary(df: pd.DataFrame, model_id: str) -> str:
 
 @friendly
 def run_score(path, model_id, methods, progress=gr.Progress()):
-    out, df = score_upload(path, model_id, methods, progress)
+    steps = upload_steps(path, model_id, methods, progress)
+    while True:
+        try:
+            done, total = next(steps)
+        except StopIteration as stop:
+            out, df = stop.value
+            break
+        yield gr.skip(), note(f"Scoring… {done:,} of {total:,} rows done. <b>Stop</b> ends the run; "
+                              "nothing is written then.", "info"), gr.skip()
     preview_cols = [c for c in ("row", "good", "bad", "error", "majority_verdict") if c in df] + [
         c for c in df.columns if c.endswith(": verdict")][:6]
     preview = df[preview_cols].head(50).copy()
     for c in ("good", "bad", "error"):  # the CSV has the full text; the preview stays narrow
         if c in preview:
             preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
-    return (gr.update(value=out, visible=True), _summary(df, model_id),
-            gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))))
+    yield (gr.update(value=out, visible=True), _summary(df, model_id),
+           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))))
 
 
 def preview_widths(columns: list[str]) -> list[str]:
@@ -189,8 +222,14 @@ def preview_widths(columns: list[str]) -> list[str]:
 
 @friendly
 def api_score(file, model, methods, progress=gr.Progress()):
-    out, _ = score_upload(file, model, methods, progress)
-    return out
+    steps = upload_steps(file, model, methods, progress)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            yield stop.value[0]
+            return
+        yield gr.skip()  # a step: lets /cancel stop the run here
 
 
 def example_file() -> str:
@@ -218,7 +257,9 @@ def build() -> None:
     methods = gr.CheckboxGroup(method_choices("causal"), value=DEFAULT_METHODS, label="Methods",
                                info="Fewer methods score faster; LP, MeanLP and PenLP need one pass per sentence.",
                                elem_id="file-methods")
-    run_btn = gr.Button("Score the file", variant="primary", elem_id="file-run")
+    with gr.Row():
+        run_btn = gr.Button("Score the file", variant="primary", elem_id="file-run", scale=4)
+        stop_btn = gr.Button("Stop", variant="stop", elem_id="file-stop", scale=1)
     summary = gr.HTML("", elem_id="file-summary")
     result = gr.File(label="Result CSV (one row per input row): click to download", interactive=False,
                      elem_id="file-result", visible=False)
@@ -232,8 +273,9 @@ def build() -> None:
         return gr.update(choices=method_choices(kind), value=keep)
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
-    run_btn.click(run_score, [upload, model, methods], [result, summary, preview], api_visibility="undocumented",
-                  concurrency_id="score")
+    run_event = run_btn.click(run_score, [upload, model, methods], [result, summary, preview],
+                              api_visibility="undocumented", concurrency_id="score")
+    stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoint: the same work, the result CSV alone as its output.
     api_out = gr.File(visible=False, label="result_csv")
     api_btn = gr.Button(visible=False)
