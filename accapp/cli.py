@@ -20,7 +20,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--language", default=None, choices=["en", "zh"], help="template language (default: detected)")
     p.add_argument("--in-template-scope", default="whole", choices=["whole", "sentence"],
                    help="in-template LP over the whole input string (the paper's choice) or the sentence only")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=64)
 
 
 def cmd_models(args) -> int:

@@ -111,7 +111,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=500)
     ap.add_argument("--naive-pairs", type=int, default=10)
     ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: noshare,naive,minicons")
     args = ap.parse_args()

@@ -109,3 +109,46 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
 
     third = subprocess.run(_bench(killed, bench_file), env=env, capture_output=True, text=True, timeout=600)
     assert "units written: 0" in third.stdout  # resumable: nothing left to do
+
+
+@pytest.mark.slow
+def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
+    """runs/ is not committed: a new machine resumes from the consolidated file alone. A run of
+    more pairs for fewer methods merges into it; the manifest says how many pairs each method has."""
+    import json
+    import shutil
+
+    rows = ["good,bad,paradigm"]
+    for para in ("p1", "p2"):
+        for i in range(4):
+            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para}")
+    bench_file = tmp_path / "toy.csv"
+    bench_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    runs, shipped = tmp_path / "runs", tmp_path / "shipped"
+
+    def bench(n, methods):
+        cmd = [sys.executable, "-m", "accapp", "bench", "--model", "smollm2-135m-instruct", "--benchmark", str(bench_file),
+               "--methods", methods, "--per-paradigm", str(n), "--out", str(runs), "--batch-size", "8",
+               "--consolidate-to", str(shipped)]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+
+    bench(2, "lp,in_template_lp")
+    first = pd.read_parquet(shipped / "smollm2-135m-instruct__toy.parquet")
+    shutil.rmtree(runs)  # a fresh clone: only the shipped results are there
+    out = bench(2, "lp,in_template_lp")
+    assert "units written: 0" in out and "unit files restored" in out
+    pd.testing.assert_frame_equal(first, pd.read_parquet(shipped / "smollm2-135m-instruct__toy.parquet"))
+
+    bench(4, "lp")  # more pairs for one method: only the new pairs are scored
+    merged = pd.read_parquet(shipped / "smollm2-135m-instruct__toy.parquet")
+    assert merged[merged.method == "lp"].pair_id.nunique() == 8
+    assert merged[merged.method == "in_template_lp"].pair_id.nunique() == 4
+    old_lp = first[first.method == "lp"].set_index("pair_id").score_good
+    new_lp = merged[merged.method == "lp"].set_index("pair_id").score_good
+    assert (new_lp.loc[old_lp.index] == old_lp).all()  # nested sample: earlier pairs kept as they were
+    man = json.loads((shipped / "smollm2-135m-instruct__toy.manifest.json").read_text())
+    assert man["per_paradigm_by_method"] == {"in_template_lp": 2, "lp": 4}
+    assert set(man["methods"]) == {"lp", "in_template_lp"} and set(man["templates"]) == {"lp", "in_template_lp"}

@@ -154,3 +154,14 @@ def test_target_logprobs_unbiased_against_float64(smollm):
     assert abs(float((ours - ref).sum())) < 1e-4  # summed over the string: no drift
     cand = torch.stack([targets, targets.flip(0)], 1)
     assert torch.allclose(target_logprobs(logits, cand).double(), torch.log_softmax(logits.double(), -1).gather(1, cand), atol=1e-5)
+
+
+def test_byte_pieces_of_one_character_get_disjoint_spans(smollm):
+    """An emoji is three byte-level tokens reporting the same span: the first keeps it, the
+    rest get empty spans, so the token texts join back into the sentence (no repeated 🐶)."""
+    sc = CausalScorer(smollm)
+    enc = sc.encode("The dog 🐶 barks.")
+    texts = [enc.text[a:b] for a, b in enc.offsets]
+    assert "".join(texts) == "The dog 🐶 barks."
+    assert texts.count("") >= 1 and all(a <= b for a, b in enc.offsets)
+    assert all(enc.offsets[i][1] <= enc.offsets[i + 1][0] for i in range(len(texts) - 1))

@@ -418,3 +418,15 @@ def test_model_failure_unloads_then_next_request_reloads(toy_dir, failure):
         assert out["verdicts"][0]["verdict"] == "good"
     finally:
         state.set_state(None)
+
+
+def test_status_line_says_how_many_pairs_each_method_has(app_state, toy_dir):
+    path = toy_dir / f"{TOY}__blimp.manifest.json"
+    man = json.loads(path.read_text())
+    man["per_paradigm_by_method"] = {"lp": 100, "in_template_lp": 100, "ab_prompting": 30}
+    path.write_text(json.dumps(man))
+    text = explore.status_html("blimp", TOY)
+    assert "at least 30 pairs per paradigm for every method, 100 for in_template_lp, lp" in text
+    man["per_paradigm_by_method"] = {"lp": 10}
+    path.write_text(json.dumps(man))
+    assert "at least 10 pairs per paradigm for every method (" in explore.status_html("blimp", TOY)

@@ -32,6 +32,22 @@ class Encoded:
     offsets: tuple[tuple[int, int], ...]
 
 
+def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
+    """Character spans that never overlap, so the tokens' texts join back into the string.
+
+    Byte-level BPE splits one character (an emoji, a Hebrew letter, a combining accent) into
+    several tokens that all report that character's span; the first keeps it, the others get
+    an empty span (shown as a continuation), instead of repeating the character.
+    """
+    out, end = [], 0
+    for a, b in offsets:
+        a = max(a, end)
+        b = max(b, a)
+        out.append((a, b))
+        end = b
+    return tuple(out)
+
+
 def common_prefix_len(seqs: list[tuple[int, ...]]) -> int:
     if not seqs:
         return 0
@@ -49,7 +65,7 @@ class CausalScorer:
     def __init__(
         self,
         lm: LoadedModel,
-        batch_size: int = 32,
+        batch_size: int = 64,  # measured best on a 2-core CPU (LP and full set; 16-128 tried)
         share_prefix: bool = True,
         vocab_chunk: int = 256,
         prefix_cache_size: int = 128,
@@ -78,7 +94,7 @@ class CausalScorer:
         hit = self._encode_cache.get(text)
         if hit is None:
             enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-            hit = Encoded(text, tuple(enc["input_ids"]), tuple(map(tuple, enc["offset_mapping"])))
+            hit = Encoded(text, tuple(enc["input_ids"]), disjoint_offsets(enc["offset_mapping"]))
             if len(self._encode_cache) > 200_000:
                 self._encode_cache.clear()
             self._encode_cache[text] = hit

@@ -140,7 +140,14 @@ def status_html(bench: str, model: str | None) -> str:
     units = store.units(model, bench)
     bits = [f"<b>{esc(model_label(model))}</b> on <b>{esc(bench.upper())}</b>: {int(units.pairs.sum()):,} pairs in "
             f"{len(units)} paradigms"]
-    if man.get("per_paradigm"):
+    per = man.get("per_paradigm_by_method") or {}
+    if per:  # runs of several sizes merged: every method on at least lo pairs a paradigm, some on more
+        lo, hi = min(per.values()), max(per.values())
+        more = sorted(m for m, n in per.items() if n == hi)
+        size = (f"at least {lo} pairs per paradigm for every method" if lo == hi else
+                f"at least {lo} pairs per paradigm for every method, {hi} for {esc(', '.join(more))}")
+        bits.append(f"{size} (seeded sample, seed {esc(man.get('seed', 0))})")
+    elif man.get("per_paradigm"):
         bits.append(f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {esc(man.get('seed', 0))})")
     if man.get("finished"):
         bits.append(f"run finished {esc(str(man['finished'])[:10])}")

@@ -39,11 +39,12 @@ def esc(text) -> str:
 
 
 def token_label(token: str) -> str:
-    """A token as shown under its bar: stripped, escaped, '␣' for a bare space."""
+    """A token as shown under its bar: stripped, escaped, '␣' for a bare space, '…' for a
+    byte piece that continues the previous token's character (an emoji's second byte)."""
     t = str(token)
     shown = t.strip()
     if not shown:
-        shown = "␣" if t else "∅"
+        shown = "␣" if t else "…"
     return esc(shown)
 
 

@@ -98,7 +98,7 @@ class AppState:
         from accapp.scoring.causal import CausalScorer
 
         lm = self.pool.get(model_id)
-        return Engine(CausalScorer(lm, batch_size=16))
+        return Engine(CausalScorer(lm, batch_size=64))
 
     @contextlib.contextmanager
     def model_slot(self, model_id: str):
