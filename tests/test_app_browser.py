@@ -180,6 +180,8 @@ def test_score_a_file(page, tmp_path):
     page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 3")
     page.click("#file-run")
     page.wait_for_selector("#file-result a", state="visible")
+    # the summary shows "Scoring… n of 20 rows done" while it runs: wait for the final one
+    page.wait_for_function("() => (document.querySelector('#file-summary')?.innerText || '').includes('Scored ')")
     summary = page.inner_text("#file-summary")
     assert "Scored 18 of 20 rows" in summary and "2 rows could not be scored" in summary
     page.wait_for_function("() => document.querySelectorAll('#file-preview [role=gridcell]').length > 0")
