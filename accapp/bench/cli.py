@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 def cmd_bench(args) -> int:
-    from accapp.bench.runner import consolidate, consolidated_path, restore_units, run_benchmark
+    from accapp.bench.runner import bench_name, consolidate, consolidated_path, restore_units, run_benchmark
     from accapp.cli import build_engine
     from accapp.methods import resolve
 
@@ -16,8 +16,7 @@ def cmd_bench(args) -> int:
     engine = build_engine(args)
     paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
     if args.consolidate_to:
-        bench_name = args.benchmark if args.benchmark in ("blimp", "climp") else Path(args.benchmark).stem
-        restored = restore_units(consolidated_path(Path(args.consolidate_to), args.model, bench_name), Path(args.out))
+        restored = restore_units(consolidated_path(Path(args.consolidate_to), args.model, bench_name(args.benchmark)), Path(args.out))
         if restored:
             print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
     summary = run_benchmark(engine, args.model, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)

@@ -99,16 +99,16 @@ def run_benchmark(
     methods = resolve(methods, kind)
     families = {m.id: m.family for m in methods}
     data = load_benchmark(benchmark)
-    bench_name = benchmark if benchmark in ("blimp", "climp") else Path(benchmark).stem
-    language = {"blimp": "en", "climp": "zh"}.get(bench_name, engine.language)
+    bench = bench_name(benchmark)
+    language = {"blimp": "en", "climp": "zh"}.get(bench, engine.language)
     sample = stratified_sample(data, per_paradigm, seed)
     if paradigms:
         sample = sample[sample.paradigm.isin(paradigms)]
     ctx = engine.context(language or "en") if hasattr(engine, "context") else None
     templates = {m.id: m.templates(ctx) if ctx is not None else ["-"] for m in methods}
-    manifest_path = out / _safe(model_id) / _safe(bench_name) / "manifest.json"
+    manifest_path = out / _safe(model_id) / _safe(bench) / "manifest.json"
     manifest = {
-        "model": model_id, "benchmark": bench_name, "benchmark_source": CITATIONS.get(bench_name, benchmark),
+        "model": model_id, "benchmark": bench, "benchmark_source": CITATIONS.get(bench, benchmark),
         "language": language, "methods": [m.id for m in methods], "templates": templates,
         "template_sources": {m.id: m.source for m in methods}, "per_paradigm": per_paradigm, "seed": seed,
         "dtype": getattr(engine.lm, "dtype", None), "quantization": getattr(engine.lm, "quantization", None),
@@ -127,14 +127,14 @@ def run_benchmark(
     t0 = time.perf_counter()
     written = skipped = 0
     groups = list(sample.groupby("paradigm", sort=True))
-    bar = tqdm(total=len(sample), desc=f"{model_id} {bench_name}", unit="pair", disable=not progress)
+    bar = tqdm(total=len(sample), desc=f"{model_id} {bench}", unit="pair", disable=not progress)
     for paradigm, group in groups:
         wanted = set(group.pair_id)
         existing: dict[tuple, pd.DataFrame] = {}
         missing_by_method: dict[str, set] = {}
         for m in methods:
             for t in templates[m.id]:
-                p = unit_path(out, model_id, bench_name, paradigm, m.id, t)
+                p = unit_path(out, model_id, bench, paradigm, m.id, t)
                 have = pd.read_parquet(p) if p.exists() else None
                 existing[(m.id, t)] = have
                 done = set(have.pair_id) if have is not None else set()
@@ -152,7 +152,7 @@ def run_benchmark(
             block = todo_pairs[start : start + BLOCK]
             pairs = [Pair(by_id.at[i, "good"], by_id.at[i, "bad"], {"pair_id": i, "paradigm": paradigm, "phenomenon": by_id.at[i, "phenomenon"]}) for i in block]
             results = engine.score_pairs(pairs, todo_methods, language)
-            rows = [row for res in results for row in rows_for(res, res.pair.meta, model_id, bench_name, families)]
+            rows = [row for res in results for row in rows_for(res, res.pair.meta, model_id, bench, families)]
             new = pd.DataFrame(rows, columns=ROW_COLUMNS)
             for m_id in todo_methods:
                 for t in templates[m_id]:
@@ -162,7 +162,7 @@ def run_benchmark(
                         part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
                     part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
                     existing[(m_id, t)] = part
-                    write_atomic(part, unit_path(out, model_id, bench_name, paradigm, m_id, t))
+                    write_atomic(part, unit_path(out, model_id, bench, paradigm, m_id, t))
                     written += 1
                     if on_unit:
                         on_unit()
@@ -179,6 +179,11 @@ def _pair_key(col: pd.Series):
     if col.name == "pair_id":
         return col.map(lambda x: (len(str(x)), str(x)))
     return col
+
+
+def bench_name(benchmark: str) -> str:
+    """The name a benchmark's results go under: blimp, climp, or a user file's stem."""
+    return benchmark if benchmark in ("blimp", "climp") else Path(benchmark).stem
 
 
 def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
