@@ -408,7 +408,7 @@ def test_model_failure_unloads_then_next_request_reloads(toy_dir, failure):
         def fail(*a, **k):
             raise exc
 
-        engine.scorer.sequence_logprobs = fail
+        engine.scorer.score = fail
         with pytest.raises(gr.Error) as info:
             probe.probe_api("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", DEFAULT_MODEL, ["lp"])
         assert info.value.message == (OOM_MESSAGE if failure == "oom" else DEVICE_MESSAGE)

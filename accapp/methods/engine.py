@@ -103,25 +103,25 @@ class Engine:
 
         seqs = [self.scorer.with_start(tuple(encoded[r][0])) for r in seq_reqs]
         seqs += [plans[r][i][0] + plans[r][i][1] for r, i in chained]
-        groups = [r.group for r in seq_reqs] + [r.group for r, _ in chained]
         limits = [self._seq_limit(r) for r in seq_reqs] + [self._prompt_limit(r) for r, _ in chained]
-        lps = self.scorer.sequence_logprobs(seqs, groups, limits) if seqs else []
+        n_seq = len(seqs)
+        # Questions answered by one next token join the same forward passes.
+        seqs += [plans[r][0][0] for r in simple]
+        limits += [self._prompt_limit(r) for r in simple]
+        answers = [None] * n_seq + [tuple(a[0] for _, a in plans[r]) for r in simple]
+        lps = self.scorer.score(seqs, limits, answers) if seqs else []
         for r, lp in zip(seq_reqs, lps):
             ids, offsets, part_of = encoded[r]
             text = "".join(r.parts)
             out[r] = SeqResult(list(ids), [text[a:b] for a, b in offsets], offsets, part_of, lp)
         chained_lp: dict = {}
-        for (r, i), lp in zip(chained, lps[len(seq_reqs):]):
+        for (r, i), lp in zip(chained, lps[len(seq_reqs) : n_seq]):
             n_ans = len(plans[r][i][1])
             chained_lp.setdefault(r, [0.0] * len(r.answers))[i] = float(np.sum(lp[-n_ans:], dtype=np.float64))
         for r, v in chained_lp.items():
             out[r] = np.asarray(v)
-        if simple:
-            ctxs = [plans[r][0][0] for r in simple]
-            cands = [tuple(a[0] for _, a in plans[r]) for r in simple]
-            limits = [self._prompt_limit(r) for r in simple]
-            for r, v in zip(simple, self.scorer.next_token_logprobs(ctxs, cands, [r.group for r in simple], limits)):
-                out[r] = v.astype(np.float64)
+        for r, v in zip(simple, lps[n_seq:]):
+            out[r] = v.astype(np.float64)
         return out
 
     # ---- scoring pairs ------------------------------------------------------------------

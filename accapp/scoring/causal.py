@@ -18,6 +18,7 @@ from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
 from accapp.scoring.logsoftmax import target_logprobs
+from accapp.scoring.packing import ROW_TOKENS, Unit, build_units, pack_rows, passes
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
@@ -69,7 +70,12 @@ class CausalScorer:
         share_prefix: bool = True,
         vocab_chunk: int = 256,
         prefix_cache_size: int = 128,
+        row_tokens: int = ROW_TOKENS,
+        pass_tokens_per_string: int = 32,
     ) -> None:
+        # Packed passes carry batch_size x pass_tokens_per_string tokens (a batch of typical strings).
+        self.row_tokens = row_tokens
+        self.pass_tokens_per_string = pass_tokens_per_string
         self.prefix_cache_size = prefix_cache_size
         self.lm = lm
         self.model = lm.model
@@ -140,7 +146,8 @@ class CausalScorer:
         out = self._decoder(input_ids=ids.to(self.device), use_cache=True)
         hidden = out.last_hidden_state[0]
         lps = self._logprobs_of(hidden[:-1], ids[0, 1:]) if len(prefix) > 1 else torch.empty(0)
-        kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+        # KV stacked (layers, 2, kv heads, tokens, head dim): one copy per prefix into a packed row.
+        kv = torch.stack([torch.stack([layer.keys[0], layer.values[0]]) for layer in out.past_key_values.layers])
         hit = (hidden[-1:], kv, lps)
         self._prefix_cache[prefix] = hit
         while len(self._prefix_cache) > self.prefix_cache_size:
@@ -203,10 +210,10 @@ class CausalScorer:
             ks, vs = [], []
             for pr, p in zip(prefixes, shared):
                 if pr is None:
-                    ref = next(x for x in prefixes if x is not None)[1][layer][0]
+                    ref = next(x for x in prefixes if x is not None)[1][layer][0][None]
                     k = v = ref.new_zeros(ref.shape[0], ref.shape[1], pmax, ref.shape[3])
                 else:
-                    k, v = pr[1][layer]
+                    k, v = pr[1][layer][:, None]
                     if p < pmax:
                         pad = k.new_zeros(k.shape[0], k.shape[1], pmax - p, k.shape[3])
                         k, v = torch.cat([pad, k], dim=2), torch.cat([pad, v], dim=2)
@@ -224,51 +231,155 @@ class CausalScorer:
         )
         return out.last_hidden_state, lengths, ids, prefixes
 
+    def _packable(self, seqs: list[tuple[int, ...]], shared: list[int]) -> bool:
+        """Pack several sequences a row when prefixes are shared (a mask is needed anyway) and
+        no sequence reaches a sliding window (the 4-D mask replaces the model's own)."""
+        window = getattr(self.model.config, "sliding_window", None)
+        return any(shared) and not (window and max(len(s) for s in seqs) >= window)
+
+    def _forward_packed(self, units: list[Unit], rows: list[list[int]], shared_of: dict):
+        """Hidden states of token trees packed several to a row: each node sees its template
+        prefix's cached KV, its ancestors and itself (a 4-D mask), at its own position.
+
+        shared_of: per unit key (the prefix tokens), its length. Returns the hidden states
+        (B, L, H) and, per unit, (row, offset of its first node).
+        """
+        cols: list[dict] = []  # per row: prefix -> first column of its KV in the row's past
+        for row in rows:
+            at: dict = {}
+            width = 0
+            for u in row:
+                key = units[u].key
+                if key and key not in at:
+                    at[key] = width
+                    width += len(key)
+            cols.append(at)
+        P = max(sum(len(k) for k in at) for at in cols)
+        L = max(sum(len(units[u].tokens) for u in row) for row in rows)
+        B = len(rows)
+        ids = np.full((B, L), self.start_id, dtype=np.int64)
+        positions = np.zeros((B, L), dtype=np.int64)
+        allowed = np.zeros((B, L, P + L), dtype=bool)
+        place: dict[int, tuple[int, int]] = {}
+        for b, row in enumerate(rows):
+            off = 0
+            seen = allowed[b, :, P:]  # (L, L): which nodes of the row each node sees
+            for u in row:
+                unit = units[u]
+                n = len(unit.tokens)
+                ids[b, off : off + n] = unit.tokens
+                positions[b, off : off + n] = np.asarray(unit.depth) + shared_of[unit.key]
+                for j, par in enumerate(unit.parent):  # parents come first: copy, then add itself
+                    if par >= 0:
+                        seen[off + j] = seen[off + par]
+                    seen[off + j, off + j] = True
+                if unit.key:
+                    c = cols[b][unit.key]
+                    allowed[b, off : off + n, c : c + len(unit.key)] = True
+                place[u] = (b, off)
+                off += n
+            seen[np.arange(off, L), np.arange(off, L)] = True  # padding sees itself
+        ids_t = torch.from_numpy(ids)
+        self.stats["decoder_tokens"] += ids_t.numel()
+        data = None
+        if P:
+            first = self._prefix(next(k for at in cols for k in at))[1]
+            past = first.new_zeros(first.shape[0], 2, B, first.shape[2], P, first.shape[4])
+            for b, at in enumerate(cols):
+                for prefix, c in at.items():
+                    past[:, :, b, :, c : c + len(prefix)] = self._prefix(prefix)[1]
+            data = [(past[layer, 0], past[layer, 1]) for layer in range(first.shape[0])]
+        mask = torch.from_numpy(allowed)[:, None]
+        dtype = next(self.model.parameters()).dtype
+        if self.model.config._attn_implementation == "eager" or not dtype.is_floating_point:
+            mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(~mask, torch.finfo(torch.float32).min)
+        out = self._decoder(
+            input_ids=ids_t.to(self.device),
+            past_key_values=DynamicCache(ddp_cache_data=data, config=self.model.config) if data else None,
+            attention_mask=mask.to(self.device), position_ids=torch.from_numpy(positions).to(self.device),
+            use_cache=bool(data),
+        )
+        return out.last_hidden_state, place
+
+    def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int]):
+        """Per group of sequences run together: (indices, per sequence its own tokens' hidden
+        states (n, H), own ids (n,), prefix cache entry or None)."""
+        if self._packable(seqs, shared):
+            owns = [s[p:] for s, p in zip(seqs, shared)]
+            keys = [s[:p] for s, p in zip(seqs, shared)]
+            shared_of = {k: len(k) for k in keys}
+            units = build_units(owns, keys, max(self.row_tokens, max(len(o) for o in owns)))
+            sizes = [len(u.tokens) for u in units]
+            rows = pack_rows(sizes, [u.key for u in units], max(self.row_tokens, max(sizes)))
+            for group in passes([sum(sizes[u] for u in r) for r in rows], self.batch_size * self.pass_tokens_per_string):
+                hidden, place = self._forward_packed(units, [rows[r] for r in group], shared_of)
+                members, hs, ids, prefixes = [], [], [], []
+                for u, (b, off) in place.items():
+                    unit = units[u]
+                    pr = self._prefix(unit.key) if unit.key else None
+                    for i, path in zip(unit.members, unit.paths):
+                        members.append(i)
+                        hs.append(hidden[b, [off + j for j in path]])
+                        ids.append(torch.tensor(owns[i]))
+                        prefixes.append(pr)
+                yield members, hs, ids, prefixes
+            return
+        for idx in self._batches(seqs, shared):
+            batch = [seqs[i] for i in idx]
+            hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
+            yield idx, [hidden[b, :n] for b, n in enumerate(lengths)], [ids[b, :n] for b, n in enumerate(lengths)], prefixes
+
     @torch.inference_mode()
+    def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
+              answers: list[tuple[int, ...] | None] | None = None) -> list[np.ndarray]:
+        """Per sequence (starting with the start token): with answers[i] None, log p(seq[i] | seq[:i])
+        for i >= 1; with a tuple of candidate ids, the full-vocabulary log-probs of those candidates
+        as the next token after the whole sequence (the vocabulary projection runs at that one
+        position). Both kinds share the forward passes. limits: see _shared_lengths.
+        """
+        answers = answers or [None] * len(seqs)
+        shared = self._shared_lengths(seqs, limits)
+        results: list[np.ndarray | None] = [None] * len(seqs)
+        for idx, hs, ids, prefixes in self._hidden_states(seqs, shared):
+            rows, targets, scored = [], [], []
+            asked, last = [], []
+            for i, h, own, pr in zip(idx, hs, ids, prefixes):
+                if answers[i] is not None:
+                    asked.append(i)
+                    last.append(h[-1])
+                    continue
+                scored.append((i, own, pr))
+                if pr is None:  # the row starts with the start token: score from its 2nd token
+                    rows.append(h[:-1])
+                    targets.append(own[1:])
+                else:  # its first own token is predicted by the prefix's last hidden state
+                    rows += [pr[0], h[:-1]]
+                    targets.append(own)
+            if scored:
+                flat = self._logprobs_of(torch.cat(rows), torch.cat(targets)).numpy()
+                pos = 0
+                for i, own, pr in scored:
+                    k = len(own) - 1 if pr is None else len(own)
+                    mine = flat[pos : pos + k]
+                    pos += k
+                    if pr is not None:
+                        mine = np.concatenate([pr[2].numpy(), mine])
+                    results[i] = mine.astype(np.float32)
+            if asked:
+                width = max(len(answers[i]) for i in asked)
+                cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
+                lps = self._candidate_logprobs(torch.stack(last), cand).numpy()
+                for b, i in enumerate(asked):
+                    results[i] = lps[b, : len(answers[i])].astype(np.float32)
+        return results  # type: ignore[return-value]
+
     def sequence_logprobs(self, seqs: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
         """For each sequence (starting with the start token), log p(seq[i] | seq[:i]) for i >= 1.
 
         groups: unused (kept for callers that label templates); limits: see _shared_lengths.
         """
-        shared = self._shared_lengths(seqs, limits)
-        results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx in self._batches(seqs, shared):
-            batch = [seqs[i] for i in idx]
-            hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
-            rows, targets = [], []
-            for b, n in enumerate(lengths):
-                if prefixes[b] is None:  # the row starts with the start token: score from its 2nd token
-                    rows.append(hidden[b, : n - 1])
-                    targets.append(ids[b, 1:n])
-                else:  # its first own token is predicted by the prefix's last hidden state
-                    rows += [prefixes[b][0], hidden[b, : n - 1]]
-                    targets.append(ids[b, :n])
-            flat = self._logprobs_of(torch.cat(rows), torch.cat(targets)).numpy()
-            pos = 0
-            for b, n in enumerate(lengths):
-                k = n - 1 if prefixes[b] is None else n
-                mine = flat[pos : pos + k]
-                pos += k
-                if prefixes[b] is not None:
-                    mine = np.concatenate([prefixes[b][2].numpy(), mine])
-                results[idx[b]] = mine.astype(np.float32)
-        return results  # type: ignore[return-value]
+        return self.score(seqs, limits)
 
-    @torch.inference_mode()
     def next_token_logprobs(self, seqs: list[tuple[int, ...]], candidates: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
-        """Full-vocabulary log-probs of candidate next tokens after each whole sequence.
-
-        The vocabulary projection runs at the answer position only. limits as in sequence_logprobs.
-        """
-        shared = self._shared_lengths(seqs, limits)
-        results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx in self._batches(seqs, shared):
-            batch = [seqs[i] for i in idx]
-            hidden, lengths, _, _ = self._forward_batch(batch, [shared[i] for i in idx])
-            last = torch.stack([hidden[b, n - 1] for b, n in enumerate(lengths)])
-            width = max(len(candidates[i]) for i in idx)
-            cand = torch.tensor([list(candidates[i]) + [candidates[i][0]] * (width - len(candidates[i])) for i in idx])
-            lps = self._candidate_logprobs(last, cand).numpy()
-            for b, i in enumerate(idx):
-                results[i] = lps[b, : len(candidates[i])].astype(np.float32)
-        return results  # type: ignore[return-value]
+        """Full-vocabulary log-probs of candidate next tokens after each whole sequence."""
+        return self.score(seqs, limits, list(candidates))

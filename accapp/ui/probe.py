@@ -46,7 +46,7 @@ def probe_pair(good: str, bad: str, model_id: str = DEFAULT_MODEL, methods=None)
     state = get_state()
     with state.model_slot(model_id):
         engine = state.engine(model_id)
-        return engine.score_pair(good, bad, methods)
+        return state.compute(engine.score_pair, good, bad, methods)
 
 
 def _family(method_id: str) -> str:

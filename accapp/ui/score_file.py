@@ -102,14 +102,14 @@ def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress
         chunk = valid[start:start + BATCH]
         try:
             with state.model_slot(model_id):
-                scored = engine.score_pairs([p for _, p in chunk], methods)
+                scored = state.compute(engine.score_pairs, [p for _, p in chunk], methods)
             for (i, _), res in zip(chunk, scored):
                 results[i] = _result_columns(res)
         except Exception:  # noqa: BLE001 - redo the batch pair by pair to pin the failure on its row
             for i, p in chunk:
                 try:
                     with state.model_slot(model_id):
-                        results[i] = _result_columns(engine.score_pairs([p], methods)[0])
+                        results[i] = _result_columns(state.compute(engine.score_pairs, [p], methods)[0])
                 except Exception as exc:  # noqa: BLE001
                     errors[i] = message_of(exc)
         done += len(chunk)

@@ -8,11 +8,15 @@
 - The store (DuckDB over ``precomputed/``) is opened on first use and rebuilt when the set
   of result files changes, so results that appear while the app runs show up.
 - Uploads and result files live in one private temporary folder, removed at exit.
+- Model work runs on one dedicated thread (:meth:`AppState.compute`): torch's OpenMP
+  workers belong to the thread that calls them, and Gradio's changing worker threads each
+  kept a team of their own competing for the same two cores.
 """
 
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import os
 import random
@@ -55,6 +59,19 @@ class AppState:
         self._store_key = None
         self._store_lock = threading.Lock()
         self._tmp: Path | None = None
+        self._compute = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="accapp-model")
+        self._compute_thread: threading.Thread | None = None
+
+    def compute(self, fn, *args, **kwargs):
+        """Run model work on the model thread and wait for it (exceptions come back here)."""
+        if threading.current_thread() is self._compute_thread:
+            return fn(*args, **kwargs)
+
+        def run():
+            self._compute_thread = threading.current_thread()
+            return fn(*args, **kwargs)
+
+        return self._compute.submit(run).result()
 
     # ------------------------------------------------------------------ engines
     def register_engine(self, model_id: str, engine) -> None:

@@ -1,0 +1,96 @@
+"""Token-tree packing (accapp/scoring/packing.py): pure functions checked against brute force."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accapp.scoring.packing import build_units, first_fit_decreasing, pack_rows, passes
+
+seqs_st = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=12), min_size=1, max_size=40)
+
+
+def trie_size(seqs) -> int:
+    """Distinct non-empty prefixes: the nodes of the token tree, counted the slow way."""
+    return len({tuple(s[:k]) for s in seqs for k in range(1, len(s) + 1)})
+
+
+@settings(max_examples=200, deadline=None)
+@given(seqs_st, st.integers(1, 3), st.integers(1, 30))
+def test_units_rebuild_every_sequence_and_respect_capacity(owns, n_keys, capacity):
+    keys = [i % n_keys for i in range(len(owns))]
+    cap = max(capacity, max(map(len, owns)))
+    units = build_units(owns, keys, cap)
+    members = sorted(i for u in units for i in u.members)
+    assert members == list(range(len(owns)))  # every sequence exactly once
+    for u in units:
+        assert len(u.tokens) <= cap
+        for j, par in enumerate(u.parent):
+            assert par < j  # parents come first
+            assert u.depth[j] == (0 if par < 0 else u.depth[par] + 1)
+        for i, path in zip(u.members, u.paths):
+            assert keys[i] == u.key
+            assert [u.tokens[j] for j in path] == list(owns[i])
+            assert [u.depth[j] for j in path] == list(range(len(owns[i])))
+            assert all(u.parent[path[k]] == (path[k - 1] if k else -1) for k in range(len(path)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(seqs_st)
+def test_units_without_a_capacity_limit_are_the_token_trie(owns):
+    units = build_units(owns, [0] * len(owns), 10**6)
+    assert len(units) == 1
+    assert len(units[0].tokens) == trie_size(owns)  # no token of a shared start is run twice
+
+
+def test_a_minimal_pair_shares_its_common_start():
+    good, bad = [5, 6, 7, 8, 9], [5, 6, 7, 4, 9]
+    (unit,) = build_units([good, bad], ["t", "t"], 64)
+    assert len(unit.tokens) == 7  # 3 shared + 2 + 2
+    assert unit.paths[0][:3] == unit.paths[1][:3]
+
+
+def test_different_prefixes_never_share_a_unit():
+    units = build_units([[1, 2], [1, 2]], ["a", "b"], 64)
+    assert sorted(u.key for u in units) == ["a", "b"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 20), min_size=1, max_size=60), st.integers(1, 25))
+def test_first_fit_decreasing_fits_and_covers(sizes, capacity):
+    bins = first_fit_decreasing(sizes, capacity)
+    assert sorted(i for b in bins for i in b) == list(range(len(sizes)))
+    for b in bins:
+        assert len(b) == 1 or sum(sizes[i] for i in b) <= capacity
+    # no two bins could be merged: FFD leaves at most one bin at most half full
+    assert sum(1 for b in bins if sum(sizes[i] for i in b) * 2 <= capacity) <= 1
+
+
+def test_pack_rows_keeps_a_key_together_when_it_fits():
+    rng = random.Random(0)
+    sizes = [rng.randint(5, 30) for _ in range(30)]
+    keys = [i // 3 for i in range(30)]
+    rows = pack_rows(sizes, keys, 128)
+    assert sorted(i for r in rows for i in r) == list(range(30))
+    assert all(sum(sizes[i] for i in r) <= 128 for r in rows)
+    assert len(rows) <= -(-sum(sizes) // 128) + 1  # near the fewest rows possible
+    split = sum(1 for k in set(keys) if len({n for n, r in enumerate(rows) for i in r if keys[i] == k}) > 1)
+    assert split == 0  # every key's units share a row
+
+
+def test_pack_rows_splits_a_key_too_big_for_one_row():
+    rows = pack_rows([60, 60, 60, 10], ["a", "a", "a", "b"], 128)
+    assert sorted(i for r in rows for i in r) == [0, 1, 2, 3]
+    assert all(sum([60, 60, 60, 10][i] for i in r) <= 128 for r in rows)
+    assert len(rows) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 100), min_size=1, max_size=50), st.integers(1, 500))
+def test_passes_respect_the_token_budget(lengths, budget):
+    out = passes(lengths, budget)
+    assert sorted(r for p in out for r in p) == list(range(len(lengths)))
+    for p in out:
+        assert len(p) == 1 or len(p) * max(lengths[r] for r in p) <= budget
