@@ -3,7 +3,8 @@
     python bench/perf.py --pairs 500
 
 Measures pairs per second and peak memory for: our LP only; our full method set (every
-template) with and without prefix sharing; a naive baseline (one forward pass per string,
+template) packed as token trees (the default), a string a row, and without prefix sharing;
+the probe's case (one new pair at a time, full method set, warm); a naive baseline (one forward pass per string,
 full logits, accapp.scoring.naive); minicons' IncrementalLMScorer for LP and in-template LP
 (summed log-probs, the same start token), when minicons is installed; and the ratio of the
 model FLOP/s we achieve to a dense fp32 matmul's FLOP/s measured here and now.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -113,7 +115,8 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: noshare,naive,minicons")
+    ap.add_argument("--probe-pairs", type=int, default=10, help="pairs scored one at a time for the probe figure")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: nopack,noshare,naive,minicons")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -147,6 +150,25 @@ def main() -> None:
     report["fraction_of_matmul"] = round(achieved / gflops, 3)
     print(f"  model work: {sc.stats['decoder_tokens']} decoder tokens, {sc.stats['head_rows']} vocabulary projections; "
           f"{achieved:.1f} GFLOP/s = {achieved / gflops:.0%} of the matmul limit")
+
+    if "nopack" not in skip:
+        sc = CausalScorer(lm, batch_size=args.batch_size, pack=False)
+        _, t, m = timed(lambda: Engine(sc).score_pairs(pairs, full))
+        report["full_nopack_pairs_per_s"] = record("ours: full set, a string a row", len(pairs), t, m,
+                                                   f"({sc.stats['decoder_tokens']} decoder tokens)")
+
+    # The probe: one new pair at a time, warm (the pairs after the first few).
+    sc = CausalScorer(lm, batch_size=args.batch_size)
+    eng = Engine(sc)
+    eng.score_pairs(pairs[-1:], full)
+    probe_times = []
+    for p in pairs[: args.probe_pairs]:
+        t0 = time.perf_counter()
+        eng.score_pairs([p], full)
+        probe_times.append(time.perf_counter() - t0)
+    report["probe_engine_median_s"] = round(statistics.median(probe_times), 3)
+    print(f"{'ours: probe, one pair, full set':34} {len(probe_times):5d} pairs median {statistics.median(probe_times):.2f} s "
+          f"(min {min(probe_times):.2f}, max {max(probe_times):.2f}) a pair, in the engine")
 
     if "noshare" not in skip:
         sc = CausalScorer(lm, batch_size=args.batch_size, share_prefix=False)

@@ -34,6 +34,38 @@ def test_batched_and_prefix_shared_equal_one_at_a_time(model, request, blimp):
     assert worst < TOL, worst
 
 
+def test_token_trees_run_a_pairs_shared_start_once_and_change_no_score(smollm, blimp):
+    """Packed as token trees (several strings a row, a minimal pair's common start run once)
+    against a string a row: every token's log-prob agrees, with fewer tokens run."""
+    pairs = _pairs(blimp, 4, seed=3)
+    packed, plain = CausalScorer(smollm, batch_size=8), CausalScorer(smollm, batch_size=8, pack=False)
+    a, b = Engine(packed).score_pairs(pairs), Engine(plain).score_pairs(pairs)
+    for x, y in zip(a, b):
+        for r, s in zip(x.rows, y.rows):
+            assert (r["method"], r["template"]) == (s["method"], s["template"])
+            assert abs(r["score_good"] - s["score_good"]) < TOL and abs(r["score_bad"] - s["score_bad"]) < TOL
+        for key in ("good", "bad"):
+            assert max(abs(t["logprob"] - u["logprob"]) for t, u in zip(x.tokens[key], y.tokens[key])) < 1e-5
+    assert packed.stats["decoder_tokens"] < 0.95 * plain.stats["decoder_tokens"]
+
+
+def test_a_string_as_long_as_the_sliding_window_is_scored_without_packing(gemma):
+    """Gemma 3's local layers see 512 tokens: a longer string must go through the model's own
+    sliding mask (not the packed 4-D mask), and still agree with plain scoring."""
+    sc = CausalScorer(gemma, batch_size=4)
+    window = gemma.model.config.sliding_window
+    template = "Judge the sentence.\n\n"
+    t_ids = sc.encode(template).ids
+    long = sc.with_start(t_ids + sc.encode(" ".join(["the cat sat on the mat"] * (window // 5))).ids)
+    short = sc.with_start(t_ids + sc.encode("A cat sat.").ids)
+    assert len(long) > window
+    limit = 1 + len(t_ids)
+    got = sc.sequence_logprobs([long, short], None, [limit, limit])
+    want = CausalScorer(gemma, batch_size=1, share_prefix=False).sequence_logprobs([long, short])
+    for a, b in zip(got, want):
+        assert abs(float(a.sum()) - float(b.sum())) < 1e-3 * len(a) ** 0.5
+
+
 def test_prefix_cache_is_used_and_exact(smollm):
     template = "The following sentence is grammatically acceptable.\n\n"
     sents = ["These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "Many girls insulted themselves.", "A cat."]

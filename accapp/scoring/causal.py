@@ -1,10 +1,14 @@
-"""Causal-LM scorer: per-token log-probs of token sequences, batched, prefix-shared.
+"""Causal-LM scorer: per-token log-probs of token sequences, batched, prefix-shared, packed.
 
 Every sequence starts with exactly one start token (see models/registry.json). The prefix
 a sequence shares with its template-mates (the template text before the sentence) is run
-once, and its KV cache is kept and reused by every sequence of that template, in this batch
-and the next calls. Sequences of different templates share a batch: prefixes are
-left-padded in the KV cache and masked. Log-softmax is always taken in float32.
+once, and its KV cache is kept and reused by every sequence of that template, in this call
+and the next. The rest of each sequence is packed (accapp/scoring/packing.py): sequences of
+one template that begin alike form a token tree whose shared start runs once, and several
+trees share a row of the batch; a 4-D attention mask lets each token see exactly its
+prefix's cached keys, its ancestors and itself, at its own positions. Without any shared
+prefix (LP alone) rows are one sequence each, right-padded, with no mask. Log-softmax is
+always taken in float32, as logits minus logsumexp (see logsoftmax.py).
 """
 
 from __future__ import annotations
@@ -72,7 +76,9 @@ class CausalScorer:
         prefix_cache_size: int = 128,
         row_tokens: int = ROW_TOKENS,
         pass_tokens_per_string: int = 32,
+        pack: bool = True,
     ) -> None:
+        self.pack = pack
         # Packed passes carry batch_size x pass_tokens_per_string tokens (a batch of typical strings).
         self.row_tokens = row_tokens
         self.pass_tokens_per_string = pass_tokens_per_string
@@ -235,7 +241,7 @@ class CausalScorer:
         """Pack several sequences a row when prefixes are shared (a mask is needed anyway) and
         no sequence reaches a sliding window (the 4-D mask replaces the model's own)."""
         window = getattr(self.model.config, "sliding_window", None)
-        return any(shared) and not (window and max(len(s) for s in seqs) >= window)
+        return self.pack and any(shared) and not (window and max(len(s) for s in seqs) >= window)
 
     def _forward_packed(self, units: list[Unit], rows: list[list[int]], shared_of: dict):
         """Hidden states of token trees packed several to a row: each node sees its template
