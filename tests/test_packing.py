@@ -12,6 +12,11 @@ from accapp.scoring.packing import build_units, first_fit_decreasing, pack_rows,
 seqs_st = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=12), min_size=1, max_size=40)
 
 
+def assert_partition(groups, n: int) -> None:
+    """Every index 0..n-1 in exactly one group."""
+    assert sorted(i for g in groups for i in g) == list(range(n))
+
+
 def trie_size(seqs) -> int:
     """Distinct non-empty prefixes: the nodes of the token tree, counted the slow way."""
     return len({tuple(s[:k]) for s in seqs for k in range(1, len(s) + 1)})
@@ -23,8 +28,7 @@ def test_units_rebuild_every_sequence_and_respect_capacity(owns, n_keys, capacit
     keys = [i % n_keys for i in range(len(owns))]
     cap = max(capacity, max(map(len, owns)))
     units = build_units(owns, keys, cap)
-    members = sorted(i for u in units for i in u.members)
-    assert members == list(range(len(owns)))  # every sequence exactly once
+    assert_partition([u.members for u in units], len(owns))  # every sequence exactly once
     for u in units:
         assert len(u.tokens) <= cap
         for j, par in enumerate(u.parent):
@@ -61,9 +65,8 @@ def test_different_prefixes_never_share_a_unit():
 @given(st.lists(st.integers(1, 20), min_size=1, max_size=60), st.integers(1, 25))
 def test_first_fit_decreasing_fits_and_covers(sizes, capacity):
     bins = first_fit_decreasing(sizes, capacity)
-    assert sorted(i for b in bins for i in b) == list(range(len(sizes)))
-    for b in bins:
-        assert len(b) == 1 or sum(sizes[i] for i in b) <= capacity
+    assert_partition(bins, len(sizes))
+    assert all(len(b) == 1 or sum(sizes[i] for i in b) <= capacity for b in bins)
     # no two bins could be merged: FFD leaves at most one bin at most half full
     assert sum(1 for b in bins if sum(sizes[i] for i in b) * 2 <= capacity) <= 1
 
@@ -73,7 +76,7 @@ def test_pack_rows_keeps_a_key_together_when_it_fits():
     sizes = [rng.randint(5, 30) for _ in range(30)]
     keys = [i // 3 for i in range(30)]
     rows = pack_rows(sizes, keys, 128)
-    assert sorted(i for r in rows for i in r) == list(range(30))
+    assert_partition(rows, 30)
     assert all(sum(sizes[i] for i in r) <= 128 for r in rows)
     assert len(rows) <= -(-sum(sizes) // 128) + 1  # near the fewest rows possible
     split = sum(1 for k in set(keys) if len({n for n, r in enumerate(rows) for i in r if keys[i] == k}) > 1)
@@ -82,7 +85,7 @@ def test_pack_rows_keeps_a_key_together_when_it_fits():
 
 def test_pack_rows_splits_a_key_too_big_for_one_row():
     rows = pack_rows([60, 60, 60, 10], ["a", "a", "a", "b"], 128)
-    assert sorted(i for r in rows for i in r) == [0, 1, 2, 3]
+    assert_partition(rows, 4)
     assert all(sum([60, 60, 60, 10][i] for i in r) <= 128 for r in rows)
     assert len(rows) == 2
 
@@ -91,6 +94,5 @@ def test_pack_rows_splits_a_key_too_big_for_one_row():
 @given(st.lists(st.integers(1, 100), min_size=1, max_size=50), st.integers(1, 500))
 def test_passes_respect_the_token_budget(lengths, budget):
     out = passes(lengths, budget)
-    assert sorted(r for p in out for r in p) == list(range(len(lengths)))
-    for p in out:
-        assert len(p) == 1 or len(p) * max(lengths[r] for r in p) <= budget
+    assert_partition(out, len(lengths))
+    assert all(len(p) == 1 or len(p) * max(lengths[r] for r in p) <= budget for p in out)
