@@ -60,8 +60,8 @@ def test_a_string_as_long_as_the_sliding_window_is_scored_without_packing(gemma)
     short = sc.with_start(t_ids + sc.encode("A cat sat.").ids)
     assert len(long) > window
     limit = 1 + len(t_ids)
-    got = sc.sequence_logprobs([long, short], None, [limit, limit])
-    want = CausalScorer(gemma, batch_size=1, share_prefix=False).sequence_logprobs([long, short])
+    got = sc.score([long, short], [limit, limit])
+    want = CausalScorer(gemma, batch_size=1, share_prefix=False).score([long, short])
     for a, b in zip(got, want):
         assert abs(float(a.sum()) - float(b.sum())) < 1e-3 * len(a) ** 0.5
 
@@ -72,9 +72,9 @@ def test_prefix_cache_is_used_and_exact(smollm):
     sc = CausalScorer(smollm, batch_size=8)
     seqs = [sc.with_start(sc.encode(template).ids + sc.encode(s).ids) for s in sents]
     limit = 1 + len(sc.encode(template).ids)
-    shared = sc.sequence_logprobs(seqs, ["t"] * 4, [limit] * 4)
+    shared = sc.score(seqs, [limit] * 4)
     assert len(sc._prefix_cache) == 1  # the template prefix was computed once, for all four
-    plain = CausalScorer(smollm, batch_size=1, share_prefix=False).sequence_logprobs(seqs)
+    plain = CausalScorer(smollm, batch_size=1, share_prefix=False).score(seqs)
     for a, b in zip(shared, plain):
         assert abs(float(a.sum()) - float(b.sum())) < TOL
 
@@ -137,7 +137,7 @@ def test_exactly_one_start_token_and_first_token_scored(smollm, gemma):
         seq = sc.with_start(enc.ids)
         assert seq[0] == lm.start_id and seq.count(lm.start_id) == 1
         assert sc.with_start(seq) == seq  # never a second start token
-        lps = sc.sequence_logprobs([seq])[0]
+        lps = sc.score([seq])[0]
         assert len(lps) == len(enc.ids)  # the first real token ("These") is scored too
         assert lps[0] < 0
 

@@ -24,11 +24,6 @@ class SeqRequest:
 
     parts: tuple[str, ...]
 
-    @property
-    def group(self) -> str:
-        """Batching hint: requests with the same template text batch together."""
-        return self.parts[0] if len(self.parts) > 1 else ""
-
 
 @dataclass(frozen=True)
 class NextRequest:
@@ -36,7 +31,6 @@ class NextRequest:
 
     prompt: str
     answers: tuple[str, ...]
-    group: str = field(default="", compare=False, hash=False)  # batching hint: the template
     prefix: str = field(default="", compare=False, hash=False)  # the prompt's text before any sentence
 
 

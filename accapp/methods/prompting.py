@@ -50,7 +50,7 @@ class ABPrompting(Method):
         tpl = next(x for x in _ide_prompts("ab", ctx) if x["id"] == t)
         user = tpl["user"].replace("{sentence_a}", a).replace("{sentence_b}", b)
         prefix = template_prefix(ctx, f"ab:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence_a}", h).replace("{sentence_b}", h)))
-        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]), f"ab:{t}", prefix)
+        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]), prefix=prefix)
 
     def requests(self, pair, ctx):
         return [r for t in self.templates(ctx) for r in (self._req(ctx, t, pair.good, pair.bad), self._req(ctx, t, pair.bad, pair.good))]
@@ -97,7 +97,7 @@ class YesNoProbComp(Method):
         prompts, answers = self._set(ctx)
         tpl = next(x for x in prompts if x["id"] == t)
         prefix = template_prefix(ctx, f"yes_no:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", h)))
-        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers, f"yes_no:{t}", prefix)
+        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers, prefix=prefix)
 
     def requests(self, pair, ctx):
         return [self._req(ctx, t, s) for t in self.templates(ctx) for s in (pair.good, pair.bad)]
@@ -150,13 +150,13 @@ class MetaPrompt(Method):
     def _judge(self, ctx, s):
         answers = template_set("hu_levy2023")["answers"]["judgment"][ctx.language]
         prefix = template_prefix(ctx, f"{self.id}:judgment", lambda h: self._prompt(ctx, "judgment", sentence=h))
-        return NextRequest(self._prompt(ctx, "judgment", sentence=s), tuple(answers), f"{self.id}:judgment", prefix)
+        return NextRequest(self._prompt(ctx, "judgment", sentence=s), tuple(answers), prefix=prefix)
 
     def _compare(self, ctx, s1, s2):
         prefix = template_prefix(ctx, f"{self.id}:comparison", lambda h: self._prompt(ctx, "comparison", sentence1=h, sentence2=h))
         return NextRequest(
             self._prompt(ctx, "comparison", sentence1=s1, sentence2=s2),
-            tuple(template_set("hu_levy2023")["answers"]["comparison"]), f"{self.id}:comparison", prefix,
+            tuple(template_set("hu_levy2023")["answers"]["comparison"]), prefix=prefix,
         )
 
     def requests(self, pair, ctx):

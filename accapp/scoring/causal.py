@@ -53,19 +53,6 @@ def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def common_prefix_len(seqs: list[tuple[int, ...]]) -> int:
-    if not seqs:
-        return 0
-    first = seqs[0]
-    n = min(len(s) for s in seqs)
-    for i in range(n):
-        t = first[i]
-        for s in seqs:
-            if s[i] != t:
-                return i
-    return n
-
-
 class CausalScorer:
     def __init__(
         self,
@@ -243,14 +230,15 @@ class CausalScorer:
         window = getattr(self.model.config, "sliding_window", None)
         return self.pack and any(shared) and not (window and max(len(s) for s in seqs) >= window)
 
-    def _forward_packed(self, units: list[Unit], rows: list[list[int]], shared_of: dict):
+    def _forward_packed(self, units: list[Unit], rows: list[list[int]]):
         """Hidden states of token trees packed several to a row: each node sees its template
-        prefix's cached KV, its ancestors and itself (a 4-D mask), at its own position.
+        prefix's cached KV (a unit's key is its prefix's tokens), its ancestors and itself
+        (a 4-D mask), at its own position.
 
-        shared_of: per unit key (the prefix tokens), its length. Returns the hidden states
-        (B, L, H) and, per unit, (row, offset of its first node).
+        Returns the hidden states (B, L, H) and, per unit, (row, offset of its first node).
         """
         cols: list[dict] = []  # per row: prefix -> first column of its KV in the row's past
+        widths: list[int] = []
         for row in rows:
             at: dict = {}
             width = 0
@@ -260,7 +248,8 @@ class CausalScorer:
                     at[key] = width
                     width += len(key)
             cols.append(at)
-        P = max(sum(len(k) for k in at) for at in cols)
+            widths.append(width)
+        P = max(widths)
         L = max(sum(len(units[u].tokens) for u in row) for row in rows)
         B = len(rows)
         ids = np.full((B, L), self.start_id, dtype=np.int64)
@@ -274,7 +263,7 @@ class CausalScorer:
                 unit = units[u]
                 n = len(unit.tokens)
                 ids[b, off : off + n] = unit.tokens
-                positions[b, off : off + n] = np.asarray(unit.depth) + shared_of[unit.key]
+                positions[b, off : off + n] = np.asarray(unit.depth) + len(unit.key)
                 for j, par in enumerate(unit.parent):  # parents come first: copy, then add itself
                     if par >= 0:
                         seen[off + j] = seen[off + par]
@@ -313,12 +302,11 @@ class CausalScorer:
         if self._packable(seqs, shared):
             owns = [s[p:] for s, p in zip(seqs, shared)]
             keys = [s[:p] for s, p in zip(seqs, shared)]
-            shared_of = {k: len(k) for k in keys}
             units = build_units(owns, keys, max(self.row_tokens, max(len(o) for o in owns)))
             sizes = [len(u.tokens) for u in units]
             rows = pack_rows(sizes, [u.key for u in units], max(self.row_tokens, max(sizes)))
             for group in passes([sum(sizes[u] for u in r) for r in rows], self.batch_size * self.pass_tokens_per_string):
-                hidden, place = self._forward_packed(units, [rows[r] for r in group], shared_of)
+                hidden, place = self._forward_packed(units, [rows[r] for r in group])
                 members, hs, ids, prefixes = [], [], [], []
                 for u, (b, off) in place.items():
                     unit = units[u]
@@ -378,14 +366,3 @@ class CausalScorer:
                 for b, i in enumerate(asked):
                     results[i] = lps[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
-
-    def sequence_logprobs(self, seqs: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
-        """For each sequence (starting with the start token), log p(seq[i] | seq[:i]) for i >= 1.
-
-        groups: unused (kept for callers that label templates); limits: see _shared_lengths.
-        """
-        return self.score(seqs, limits)
-
-    def next_token_logprobs(self, seqs: list[tuple[int, ...]], candidates: list[tuple[int, ...]], groups: list[str] | None = None, limits: list[int] | None = None) -> list[np.ndarray]:
-        """Full-vocabulary log-probs of candidate next tokens after each whole sequence."""
-        return self.score(seqs, limits, list(candidates))

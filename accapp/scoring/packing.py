@@ -37,15 +37,20 @@ def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
+def _by_key(keys: Sequence[Hashable]) -> dict[Hashable, list[int]]:
+    """Indices per key, keys in order of first appearance."""
+    groups: dict[Hashable, list[int]] = defaultdict(list)
+    for i, k in enumerate(keys):
+        groups[k].append(i)
+    return groups
+
+
 def build_units(owns: Sequence[Sequence[int]], keys: Sequence[Hashable], capacity: int) -> list[Unit]:
     """Token trees of at most `capacity` nodes (a sequence longer than that gets a unit of its
     own): per key, the sequences in sorted order, each adding the tokens after its common
     start with the previous one; a tree that would grow past the capacity starts a new unit."""
-    groups: dict[Hashable, list[int]] = defaultdict(list)
-    for i, k in enumerate(keys):
-        groups[k].append(i)
     units: list[Unit] = []
-    for key, members in groups.items():
+    for key, members in _by_key(keys).items():
         members = sorted(members, key=lambda i: tuple(owns[i]))
         unit, prev = None, ()
         for i in members:
@@ -97,11 +102,8 @@ def pack_rows(lengths: Sequence[int], keys: Sequence[Hashable], capacity: int) -
     Items with one key (one template prefix) that fit in a row together are placed as one,
     so a row carries few distinct prefixes to copy and attend to.
     """
-    groups: dict[Hashable, list[int]] = defaultdict(list)
-    for i, k in enumerate(keys):
-        groups[k].append(i)
     items: list[list[int]] = []
-    for members in groups.values():
+    for members in _by_key(keys).values():
         if sum(lengths[i] for i in members) <= capacity:
             items.append(members)
         else:
