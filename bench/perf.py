@@ -157,7 +157,7 @@ def main() -> None:
         report["full_nopack_pairs_per_s"] = record("ours: full set, a string a row", len(pairs), t, m,
                                                    f"({sc.stats['decoder_tokens']} decoder tokens)")
 
-    # The probe: one new pair at a time, warm (the pairs after the first few).
+    # The probe: one new pair at a time, warm (one other pair first: caches and torch warmed up).
     sc = CausalScorer(lm, batch_size=args.batch_size)
     eng = Engine(sc)
     eng.score_pairs(pairs[-1:], full)

@@ -115,7 +115,7 @@ class AppState:
         from accapp.scoring.causal import CausalScorer
 
         lm = self.pool.get(model_id)
-        return Engine(CausalScorer(lm, batch_size=64))
+        return Engine(CausalScorer(lm))
 
     @contextlib.contextmanager
     def model_slot(self, model_id: str):
