@@ -44,8 +44,8 @@ def test_token_trees_run_a_pairs_shared_start_once_and_change_no_score(smollm, b
         for r, s in zip(x.rows, y.rows):
             assert (r["method"], r["template"]) == (s["method"], s["template"])
             assert abs(r["score_good"] - s["score_good"]) < TOL and abs(r["score_bad"] - s["score_bad"]) < TOL
-        for key in ("good", "bad"):
-            assert max(abs(t["logprob"] - u["logprob"]) for t, u in zip(x.tokens[key], y.tokens[key])) < 1e-5
+        for key in ("good", "bad"):  # two float32 computations, each within ~8e-6 of float64
+            assert max(abs(t["logprob"] - u["logprob"]) for t, u in zip(x.tokens[key], y.tokens[key])) < 2e-5
     assert packed.stats["decoder_tokens"] < 0.95 * plain.stats["decoder_tokens"]
 
 
@@ -186,6 +186,35 @@ def test_target_logprobs_unbiased_against_float64(smollm):
     assert abs(float((ours - ref).sum())) < 1e-4  # summed over the string: no drift
     cand = torch.stack([targets, targets.flip(0)], 1)
     assert torch.allclose(target_logprobs(logits, cand).double(), torch.log_softmax(logits.double(), -1).gather(1, cand), atol=1e-5)
+
+
+def test_streamed_head_matches_float64_without_drift(smollm):
+    """The CPU path: the vocabulary streamed in chunks (an online logsumexp), rows shared between
+    targets, against float64 log_softmax of the float32 logits of the same hidden states (what
+    the naive baseline computes); also with a soft cap (Gemma 2's 30), which no model here uses."""
+    import torch
+
+    from accapp.scoring.logsoftmax import streamed_target_logprobs
+
+    sc = CausalScorer(smollm)
+    ids = [smollm.start_id] + list(sc.encode("These casseroles disgust Kayla. The following sentence is fine.").ids)
+    with torch.inference_mode():
+        hidden = sc._decoder(input_ids=torch.tensor([ids])).last_hidden_state[0, :-1]
+    weight = sc._head_weight
+    assert weight is not None  # float32 on the CPU: the streamed path is the one in use
+    targets = torch.tensor(ids[1:])
+    rows = torch.arange(len(targets))
+    # Each row twice, the second time with another target: shared rows, several chunks of each.
+    rows2, targets2 = torch.cat([rows, rows]), torch.cat([targets, targets.flip(0)])
+    for cap in (None, 30.0):
+        with torch.inference_mode():
+            logits = (hidden @ weight.T).double()
+            if cap:
+                logits = torch.tanh(logits / cap) * cap
+            ref = torch.log_softmax(logits, -1)[rows2, targets2]
+            ours = streamed_target_logprobs(hidden, weight, rows2, targets2, cap, row_chunk=7, vocab_chunk=5000).double()
+        assert (ours - ref).abs().max() < 1e-5
+        assert abs(float((ours - ref).sum())) < 1e-4
 
 
 def test_byte_pieces_of_one_character_get_disjoint_spans(smollm):

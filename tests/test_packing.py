@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accapp.scoring.packing import build_units, first_fit_decreasing, pack_rows, passes
+from accapp.scoring.packing import balanced_capacity, build_units, first_fit_decreasing, pack_rows, passes
 
 seqs_st = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=12), min_size=1, max_size=40)
 
@@ -96,3 +96,28 @@ def test_passes_respect_the_token_budget(lengths, budget):
     out = passes(lengths, budget)
     assert_partition(out, len(lengths))
     assert all(len(p) == 1 or len(p) * max(lengths[r] for r in p) <= budget for p in out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=30), st.integers(1, 4), st.integers(40, 128))
+def test_balanced_capacity_never_adds_a_row_and_never_widens(sizes, n_keys, capacity):
+    keys = [i % n_keys for i in range(len(sizes))]
+    rows = len(pack_rows(sizes, keys, capacity))
+    for budget in (rows * capacity, rows * capacity - 1):  # fits one pass / does not
+        c = balanced_capacity(sizes, keys, capacity, budget)
+        assert max(sizes) <= c <= capacity
+        assert len(pack_rows(sizes, keys, c)) <= rows
+        if budget < rows * capacity:
+            assert c == capacity  # several passes: full rows, the short ones go together
+
+
+def test_balanced_capacity_evens_out_a_short_last_row():
+    """A probe's case: full rows and a short last one become even rows (a pass is padded to
+    its longest row, so the longest row is what costs)."""
+    sizes = [8] * 50  # at 128 a row: rows of 128, 128, 128 and 16
+    keys = list(range(len(sizes)))
+    assert max(sum(sizes[i] for i in r) for r in pack_rows(sizes, keys, 128)) == 128
+    c = balanced_capacity(sizes, keys, 128, 4 * 128)
+    rows = pack_rows(sizes, keys, c)
+    assert len(rows) == 4 and c == 104  # 13 strings of 8 a row: 104, 104, 104, 88
+    assert max(sum(sizes[i] for i in r) for r in rows) == 104

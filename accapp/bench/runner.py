@@ -122,7 +122,10 @@ def run_benchmark(
         manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))
         manifest["templates"] = {**old.get("templates", {}), **manifest["templates"]}
         manifest["template_sources"] = {**old.get("template_sources", {}), **manifest["template_sources"]}
+        if "compute_seconds" in old:
+            manifest["compute_seconds"] = old["compute_seconds"]
     write_json_atomic(manifest, manifest_path)
+    earlier = manifest.get("compute_seconds", 0.0)
 
     t0 = time.perf_counter()
     written = skipped = 0
@@ -167,10 +170,14 @@ def run_benchmark(
                     if on_unit:
                         on_unit()
             bar.update(len(block))
+        # Time spent on this run so far, kept per paradigm: a killed run still counts.
+        manifest["compute_seconds"] = round(earlier + time.perf_counter() - t0, 1)
+        write_json_atomic(manifest, manifest_path)
     bar.close()
     seconds = time.perf_counter() - t0
     manifest["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     manifest["last_run_seconds"] = round(seconds, 1)
+    manifest["compute_seconds"] = round(earlier + seconds, 1)  # all runs of this model and benchmark
     write_json_atomic(manifest, manifest_path)
     return {"units_written": written, "units_skipped": skipped, "seconds": seconds}
 

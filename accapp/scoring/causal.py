@@ -21,8 +21,8 @@ import torch
 from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
-from accapp.scoring.logsoftmax import target_logprobs
-from accapp.scoring.packing import ROW_TOKENS, Unit, build_units, pack_rows, passes
+from accapp.scoring.logsoftmax import streamed_target_logprobs, target_logprobs
+from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
@@ -59,7 +59,7 @@ class CausalScorer:
         lm: LoadedModel,
         batch_size: int = 64,  # measured best on a 2-core CPU (LP and full set; 16-128 tried)
         share_prefix: bool = True,
-        vocab_chunk: int = 256,
+        head_chunk_rows: int = 512,  # rows per vocabulary projection (measured: 128-1024)
         prefix_cache_size: int = 128,
         row_tokens: int = ROW_TOKENS,
         pass_tokens_per_string: int = 32,
@@ -76,12 +76,17 @@ class CausalScorer:
         self.start_id = lm.start_id
         self.batch_size = batch_size
         self.share_prefix = share_prefix
-        self.vocab_chunk = vocab_chunk
+        self.head_chunk_rows = head_chunk_rows
         self._encode_cache: dict[str, Encoded] = {}
         self._prefix_cache: OrderedDict = OrderedDict()
         self._decoder = self.model.base_model
         self._head = self.model.get_output_embeddings()
         self._softcap = getattr(self.model.config, "final_logit_softcapping", None)
+        # A plain float32 head on the CPU streams its vocabulary (see streamed_target_logprobs);
+        # elsewhere (a GPU, half precision) the logits come from the head module itself.
+        w = getattr(self._head, "weight", None)
+        plain = isinstance(self._head, torch.nn.Linear) and self._head.bias is None
+        self._head_weight = w if plain and w.dtype == torch.float32 and w.device.type == "cpu" else None
         self.device = next(self.model.parameters()).device
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
@@ -106,20 +111,36 @@ class CausalScorer:
         return (self.start_id, *ids)
 
     # ---- model pieces --------------------------------------------------------------
-    def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """log p(target | position) for each row of hidden (N, H); float32, chunked over rows."""
-        out = torch.empty(hidden.shape[0], dtype=torch.float32)
+    def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """log p(targets[i] | hidden[rows[i]]) (rows default: i); float32, chunked over hidden.
+
+        Why rows: a token tree's shared node predicts every child that follows it; its
+        vocabulary projection and log-sum-exp are computed once for all of them.
+        """
+        if rows is None:
+            rows = torch.arange(hidden.shape[0])
         self.stats["head_rows"] += hidden.shape[0]
-        for i in range(0, hidden.shape[0], self.vocab_chunk):
-            logits = self._head(hidden[i : i + self.vocab_chunk]).float()
+        if self._head_weight is not None:
+            return streamed_target_logprobs(hidden, self._head_weight, rows, targets, self._softcap, self.head_chunk_rows)
+        out = torch.empty(targets.shape[0], dtype=torch.float32)
+        order = torch.argsort(rows, stable=True)
+        bounds = torch.searchsorted(rows[order], torch.arange(0, hidden.shape[0] + self.head_chunk_rows, self.head_chunk_rows))
+        for c, i in enumerate(range(0, hidden.shape[0], self.head_chunk_rows)):
+            logits = self._head(hidden[i : i + self.head_chunk_rows]).float()
             if self._softcap:
                 logits = torch.tanh(logits / self._softcap) * self._softcap
-            out[i : i + self.vocab_chunk] = target_logprobs(logits, targets[i : i + self.vocab_chunk]).cpu()
+            sel = order[bounds[c] : bounds[c + 1]]
+            out[sel] = target_logprobs(logits, targets[sel], rows[sel] - i).cpu()
         return out
 
     def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
         self.stats["head_rows"] += hidden.shape[0]
+        if self._head_weight is not None:
+            n, k = candidates.shape
+            rows = torch.arange(n).repeat_interleave(k)
+            return streamed_target_logprobs(hidden, self._head_weight, rows, candidates.reshape(-1), self._softcap,
+                                            self.head_chunk_rows).reshape(n, k)
         logits = self._head(hidden).float()
         if self._softcap:
             logits = torch.tanh(logits / self._softcap) * self._softcap
@@ -297,31 +318,37 @@ class CausalScorer:
         return out.last_hidden_state, place
 
     def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int]):
-        """Per group of sequences run together: (indices, per sequence its own tokens' hidden
-        states (n, H), own ids (n,), prefix cache entry or None)."""
+        """Per forward pass: (indices of its sequences, the pass's hidden states flat (N, H), per
+        sequence the rows of its own tokens in them (a tree's shared node is one row for all the
+        sequences through it), own ids, prefix cache entry or None)."""
         if self._packable(seqs, shared):
             owns = [s[p:] for s, p in zip(seqs, shared)]
             keys = [s[:p] for s, p in zip(seqs, shared)]
             units = build_units(owns, keys, max(self.row_tokens, max(len(o) for o in owns)))
             sizes = [len(u.tokens) for u in units]
-            rows = pack_rows(sizes, [u.key for u in units], max(self.row_tokens, max(sizes)))
-            for group in passes([sum(sizes[u] for u in r) for r in rows], self.batch_size * self.pass_tokens_per_string):
+            capacity = max(self.row_tokens, max(sizes))
+            budget = self.batch_size * self.pass_tokens_per_string
+            rows = pack_rows(sizes, [u.key for u in units], balanced_capacity(sizes, [u.key for u in units], capacity, budget))
+            for group in passes([sum(sizes[u] for u in r) for r in rows], budget):
                 hidden, place = self._forward_packed(units, [rows[r] for r in group])
-                members, hs, ids, prefixes = [], [], [], []
+                width = hidden.shape[1]
+                members, nodes, ids, prefixes = [], [], [], []
                 for u, (b, off) in place.items():
                     unit = units[u]
                     pr = self._prefix(unit.key) if unit.key else None
                     for i, path in zip(unit.members, unit.paths):
                         members.append(i)
-                        hs.append(hidden[b, [off + j for j in path]])
+                        nodes.append(torch.tensor(path) + b * width + off)
                         ids.append(torch.tensor(owns[i]))
                         prefixes.append(pr)
-                yield members, hs, ids, prefixes
+                yield members, hidden.reshape(-1, hidden.shape[-1]), nodes, ids, prefixes
             return
         for idx in self._batches(seqs, shared):
             batch = [seqs[i] for i in idx]
             hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
-            yield idx, [hidden[b, :n] for b, n in enumerate(lengths)], [ids[b, :n] for b, n in enumerate(lengths)], prefixes
+            width = hidden.shape[1]
+            yield (idx, hidden.reshape(-1, hidden.shape[-1]), [torch.arange(n) + b * width for b, n in enumerate(lengths)],
+                   [ids[b, :n] for b, n in enumerate(lengths)], prefixes)
 
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
@@ -334,27 +361,36 @@ class CausalScorer:
         answers = answers or [None] * len(seqs)
         shared = self._shared_lengths(seqs, limits)
         results: list[np.ndarray | None] = [None] * len(seqs)
-        for idx, hs, ids, prefixes in self._hidden_states(seqs, shared):
+        for idx, flat, nodes, ids, prefixes in self._hidden_states(seqs, shared):
+            # Rows predicting each scored token: its previous node, or for the first own token
+            # the prefix's last hidden state (appended after the pass's rows, one per prefix).
+            extra: dict = {}
             rows, targets, scored = [], [], []
             asked, last = [], []
-            for i, h, own, pr in zip(idx, hs, ids, prefixes):
+            for i, node, own, pr in zip(idx, nodes, ids, prefixes):
                 if answers[i] is not None:
                     asked.append(i)
-                    last.append(h[-1])
+                    last.append(node[-1])
                     continue
                 scored.append((i, own, pr))
                 if pr is None:  # the row starts with the start token: score from its 2nd token
-                    rows.append(h[:-1])
+                    rows.append(node[:-1])
                     targets.append(own[1:])
                 else:  # its first own token is predicted by the prefix's last hidden state
-                    rows += [pr[0], h[:-1]]
+                    key = id(pr)
+                    if key not in extra:
+                        extra[key] = (len(extra), pr[0])
+                    rows += [torch.tensor([flat.shape[0] + extra[key][0]]), node[:-1]]
                     targets.append(own)
             if scored:
-                flat = self._logprobs_of(torch.cat(rows), torch.cat(targets)).numpy()
+                wanted = torch.cat(rows)
+                uniq, inverse = torch.unique(wanted, return_inverse=True)
+                source = torch.cat([flat] + [h for _, h in extra.values()]) if extra else flat
+                flat_lp = self._logprobs_of(source[uniq], torch.cat(targets), inverse).numpy()
                 pos = 0
                 for i, own, pr in scored:
                     k = len(own) - 1 if pr is None else len(own)
-                    mine = flat[pos : pos + k]
+                    mine = flat_lp[pos : pos + k]
                     pos += k
                     if pr is not None:
                         mine = np.concatenate([pr[2].numpy(), mine])
@@ -362,7 +398,7 @@ class CausalScorer:
             if asked:
                 width = max(len(answers[i]) for i in asked)
                 cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
-                lps = self._candidate_logprobs(torch.stack(last), cand).numpy()
+                lps = self._candidate_logprobs(flat[torch.stack(last)], cand).numpy()
                 for b, i in enumerate(asked):
                     results[i] = lps[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
