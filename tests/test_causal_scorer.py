@@ -191,7 +191,8 @@ def test_target_logprobs_unbiased_against_float64(smollm):
 def test_streamed_head_matches_float64_without_drift(smollm):
     """The CPU path: the vocabulary streamed in chunks (an online logsumexp), rows shared between
     targets, against float64 log_softmax of the float32 logits of the same hidden states (what
-    the naive baseline computes); also with a soft cap (Gemma 2's 30), which no model here uses."""
+    the naive baseline computes), chunked and in one product (the GPU path); also with a soft cap
+    (Gemma 2's 30), which no model here uses."""
     import torch
 
     from accapp.scoring.logsoftmax import streamed_target_logprobs
@@ -200,8 +201,8 @@ def test_streamed_head_matches_float64_without_drift(smollm):
     ids = [smollm.start_id] + list(sc.encode("These casseroles disgust Kayla. The following sentence is fine.").ids)
     with torch.inference_mode():
         hidden = sc._decoder(input_ids=torch.tensor([ids])).last_hidden_state[0, :-1]
-    weight = sc._head_weight
-    assert weight is not None  # float32 on the CPU: the streamed path is the one in use
+    weight = sc._head.weight
+    assert sc._vocab_chunk  # float32 on the CPU: the vocabulary streams in chunks
     targets = torch.tensor(ids[1:])
     rows = torch.arange(len(targets))
     # Each row twice, the second time with another target: shared rows, several chunks of each.
@@ -212,7 +213,11 @@ def test_streamed_head_matches_float64_without_drift(smollm):
             if cap:
                 logits = torch.tanh(logits / cap) * cap
             ref = torch.log_softmax(logits, -1)[rows2, targets2]
-            ours = streamed_target_logprobs(hidden, weight, rows2, targets2, cap, row_chunk=7, vocab_chunk=5000).double()
+            ours = streamed_target_logprobs(hidden, sc._project, sc._vocab, rows2, targets2, cap, row_chunk=7,
+                                            vocab_chunk=5000).double()
+            whole = streamed_target_logprobs(hidden, lambda h, start, stop: h @ weight.T, sc._vocab, rows2, targets2, cap,
+                                             row_chunk=7, vocab_chunk=None).double()  # the GPU path's one product
+        assert (whole - ref).abs().max() < 1e-5
         assert (ours - ref).abs().max() < 1e-5
         assert abs(float((ours - ref).sum())) < 1e-4
 

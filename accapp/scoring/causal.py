@@ -21,7 +21,7 @@ import torch
 from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
-from accapp.scoring.logsoftmax import streamed_target_logprobs, target_logprobs
+from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
@@ -82,11 +82,16 @@ class CausalScorer:
         self._decoder = self.model.base_model
         self._head = self.model.get_output_embeddings()
         self._softcap = getattr(self.model.config, "final_logit_softcapping", None)
-        # A plain float32 head on the CPU streams its vocabulary (see streamed_target_logprobs);
-        # elsewhere (a GPU, half precision) the logits come from the head module itself.
+        # A plain float32 head on the CPU streams its vocabulary in chunks (see
+        # streamed_target_logprobs); elsewhere (a GPU, half precision, 4-bit) the head module
+        # itself gives all the logits in one product.
         w = getattr(self._head, "weight", None)
         plain = isinstance(self._head, torch.nn.Linear) and self._head.bias is None
-        self._head_weight = w if plain and w.dtype == torch.float32 and w.device.type == "cpu" else None
+        self._vocab = getattr(self._head, "out_features", None) or self.model.config.vocab_size
+        if plain and w.dtype == torch.float32 and w.device.type == "cpu":
+            self._project, self._vocab_chunk = (lambda h, start, stop: torch.nn.functional.linear(h, w[start:stop])), 1024
+        else:
+            self._project, self._vocab_chunk = (lambda h, start, stop: self._head(h).float()), None
         self.device = next(self.model.parameters()).device
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
@@ -112,39 +117,17 @@ class CausalScorer:
 
     # ---- model pieces --------------------------------------------------------------
     def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
-        """log p(targets[i] | hidden[rows[i]]) (rows default: i); float32, chunked over hidden.
-
-        Why rows: a token tree's shared node predicts every child that follows it; its
-        vocabulary projection and log-sum-exp are computed once for all of them.
-        """
+        """log p(targets[i] | hidden[rows[i]]) (rows default: i), float32; see streamed_target_logprobs."""
+        self.stats["head_rows"] += hidden.shape[0]
         if rows is None:
             rows = torch.arange(hidden.shape[0])
-        self.stats["head_rows"] += hidden.shape[0]
-        if self._head_weight is not None:
-            return streamed_target_logprobs(hidden, self._head_weight, rows, targets, self._softcap, self.head_chunk_rows)
-        out = torch.empty(targets.shape[0], dtype=torch.float32)
-        order = torch.argsort(rows, stable=True)
-        bounds = torch.searchsorted(rows[order], torch.arange(0, hidden.shape[0] + self.head_chunk_rows, self.head_chunk_rows))
-        for c, i in enumerate(range(0, hidden.shape[0], self.head_chunk_rows)):
-            logits = self._head(hidden[i : i + self.head_chunk_rows]).float()
-            if self._softcap:
-                logits = torch.tanh(logits / self._softcap) * self._softcap
-            sel = order[bounds[c] : bounds[c + 1]]
-            out[sel] = target_logprobs(logits, targets[sel], rows[sel] - i).cpu()
-        return out
+        return streamed_target_logprobs(hidden, self._project, self._vocab, rows, targets, self._softcap,
+                                        self.head_chunk_rows, self._vocab_chunk)
 
     def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
-        self.stats["head_rows"] += hidden.shape[0]
-        if self._head_weight is not None:
-            n, k = candidates.shape
-            rows = torch.arange(n).repeat_interleave(k)
-            return streamed_target_logprobs(hidden, self._head_weight, rows, candidates.reshape(-1), self._softcap,
-                                            self.head_chunk_rows).reshape(n, k)
-        logits = self._head(hidden).float()
-        if self._softcap:
-            logits = torch.tanh(logits / self._softcap) * self._softcap
-        return target_logprobs(logits, candidates).cpu()
+        n, k = candidates.shape
+        return self._logprobs_of(hidden, candidates.reshape(-1), torch.arange(n).repeat_interleave(k)).reshape(n, k)
 
     def _prefix(self, prefix: tuple[int, ...]):
         """Last hidden state, per-layer KV and token log-probs of a template prefix.
@@ -326,9 +309,9 @@ class CausalScorer:
             keys = [s[:p] for s, p in zip(seqs, shared)]
             units = build_units(owns, keys, max(self.row_tokens, max(len(o) for o in owns)))
             sizes = [len(u.tokens) for u in units]
-            capacity = max(self.row_tokens, max(sizes))
+            unit_keys = [u.key for u in units]
             budget = self.batch_size * self.pass_tokens_per_string
-            rows = pack_rows(sizes, [u.key for u in units], balanced_capacity(sizes, [u.key for u in units], capacity, budget))
+            rows = pack_rows(sizes, unit_keys, balanced_capacity(sizes, unit_keys, max(self.row_tokens, max(sizes)), budget))
             for group in passes([sum(sizes[u] for u in r) for r in rows], budget):
                 hidden, place = self._forward_packed(units, [rows[r] for r in group])
                 width = hidden.shape[1]
