@@ -1,11 +1,15 @@
-"""Probe latency of the web app: SmolLM2, every method, through the /probe API endpoint.
+"""Probe latency of the web app: SmolLM2, every method, warm, as three clients see it.
 
 Starts ``python app.py`` on a free loopback port without warming the model (ACCAPP_PRELOAD=0), so
-the first request pays for loading it; then times:
-- cold: the first /probe request after start (model load included);
-- warm: the median of the next N requests (default 5).
+the first request pays for loading it; then times, interleaved round by round:
+- http: the /probe endpoint through Gradio's documented HTTP protocol (POST .../call/probe, then
+  read the event stream), as curl or `requests` sees it: the app's own answer time;
+- client: the same endpoint through `gradio_client` (its polling adds ~0.03-0.09 s on the client);
+- browser (with --browser): the Probe tab in headless Chromium, from the click on "Compare" until
+  the summary shows the new pair (two pairs alternate, so every click changes the page).
 
-    python bench/probe_latency.py [--model smollm2-135m-instruct] [--methods all] [--repeats 5] [--threads N]
+    python bench/probe_latency.py [--model smollm2-135m-instruct] [--methods all] [--repeats 5]
+                                  [--threads N] [--browser] [--json]
 
 Prints the figures (and JSON with --json). Times are wall-clock seconds seen by the client.
 """
@@ -25,7 +29,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
+PAIRS = [("These casseroles disgust Kayla.", "These casseroles disgusts Kayla."),
+         ("The cat that the dogs chase is asleep.", "The cat that the dogs chase are asleep.")]
+GOOD, BAD = PAIRS[0]
 
 
 def free_port() -> int:
@@ -56,47 +62,114 @@ def start(threads: int | None, log: Path, preload: bool = False) -> tuple[subpro
     raise SystemExit("the app did not start within 300 s")
 
 
+def http_probe(url: str, good: str, bad: str, model: str, methods) -> dict:
+    """One /probe call through Gradio's HTTP API: POST the inputs, then read the event stream."""
+    base = url + "gradio_api/call/probe"
+    body = json.dumps({"data": [good, bad, model, methods]}).encode()
+    req = urllib.request.Request(base, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=300) as r:
+        event_id = json.load(r)["event_id"]
+    event = None
+    with urllib.request.urlopen(f"{base}/{event_id}", timeout=300) as r:
+        for raw in r:
+            line = raw.decode().strip()
+            if line.startswith("event:"):
+                event = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and event in ("complete", "error"):
+                data = json.loads(line.split(":", 1)[1])
+                if event == "error":
+                    raise RuntimeError(f"/probe answered an error: {data}")
+                return data[0]
+    raise RuntimeError("/probe closed its stream without a result")
+
+
+class BrowserProbe:
+    """The Probe tab in headless Chromium: fill the pair, click Compare, wait for the summary."""
+
+    def __init__(self, url: str, methods) -> None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from playwright.sync_api import sync_playwright
+        from ui_server import launch_browser
+
+        self._pw = sync_playwright().start()
+        self._browser = launch_browser(self._pw)
+        self.page = self._browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.set_default_timeout(300_000)
+        self.page.goto(url)
+        self.page.wait_for_selector("#probe-run")
+        if methods is not None:
+            raise SystemExit("--browser times the page's default (every method); leave --methods at 'all'")
+
+    def probe(self, good: str, bad: str) -> float:
+        for elem, text in (("probe-good", good), ("probe-bad", bad)):
+            self.page.locator(f"#{elem} textarea").fill(text)
+        t = time.perf_counter()
+        self.page.click("#probe-run")
+        self.page.wait_for_function(
+            "s => (document.querySelector('#probe-summary')?.innerText || '').includes(s)", arg=bad)
+        return time.perf_counter() - t
+
+    def close(self) -> None:
+        self._browser.close()
+        self._pw.stop()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--methods", default="all", help="'all' or comma-separated method ids")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the app (default: unset)")
+    ap.add_argument("--browser", action="store_true", help="also time the Probe tab in headless Chromium")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     from gradio_client import Client
 
     methods = None if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()]
+    warm: dict[str, list[float]] = {"http": [], "client": []}
     with tempfile.TemporaryDirectory() as tmp:
         proc, url, startup = start(args.threads, Path(tmp) / "server.log")
+        browser = None
         try:
-            client = Client(url, verbose=False)
             t = time.perf_counter()
-            out = client.predict(GOOD, BAD, args.model, methods, api_name="/probe")
+            out = http_probe(url, GOOD, BAD, args.model, methods)
             cold = time.perf_counter() - t
-            warm = []
-            for _ in range(args.repeats):
+            client = Client(url, verbose=False)
+            if args.browser:
+                browser = BrowserProbe(url, methods)
+                warm["browser"] = []
+            for i in range(args.repeats):
+                good, bad = PAIRS[i % 2]  # the browser needs a change to see; the others alternate alike
                 t = time.perf_counter()
-                client.predict(GOOD, BAD, args.model, methods, api_name="/probe")
-                warm.append(time.perf_counter() - t)
+                http_probe(url, good, bad, args.model, methods)
+                warm["http"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                client.predict(good, bad, args.model, methods, api_name="/probe")
+                warm["client"].append(time.perf_counter() - t)
+                if browser:
+                    warm["browser"].append(browser.probe(good, bad))
         finally:
+            if browser:
+                browser.close()
             proc.terminate()
             proc.wait(timeout=30)
     res = {
         "model": args.model, "methods": args.methods, "judgments": len(out["verdicts"]),
         "threads": args.threads or os.environ.get("OMP_NUM_THREADS") or "default", "cpus": os.cpu_count(),
-        "startup_s": round(startup, 2), "cold_s": round(cold, 2), "warm_median_s": round(statistics.median(warm), 2),
-        "warm_s": [round(w, 2) for w in warm],
+        "startup_s": round(startup, 2), "cold_s": round(cold, 2),
+        **{f"warm_{k}_median_s": round(statistics.median(v), 2) for k, v in warm.items()},
+        **{f"warm_{k}_s": [round(w, 2) for w in v] for k, v in warm.items()},
     }
     if args.json:
         print(json.dumps(res))
     else:
         print(f"probe latency · {res['model']} · methods: {res['methods']} ({res['judgments']} rows) · "
-              f"threads: {res['threads']} · {res['cpus']} CPUs")
+              f"threads: {res['threads']} · {res['cpus']} CPUs · pairs alternate: {PAIRS[0][0]!r} / {PAIRS[1][0]!r}")
         print(f"  server start (until the page answers): {res['startup_s']:.2f} s")
         print(f"  cold (first request, model load included): {res['cold_s']:.2f} s")
-        print(f"  warm (median of {args.repeats}): {res['warm_median_s']:.2f} s   runs: {res['warm_s']}")
+        for k, v in warm.items():
+            print(f"  warm, {k:8} (median of {len(v)}): {statistics.median(v):.2f} s   runs: {[round(w, 2) for w in v]}")
     return 0
 
 
