@@ -469,6 +469,8 @@ def build() -> ProbeTab:
 
     run_inputs = [good, bad, model, methods, unit, bench_method, meta]
     run_outputs = [summary, surprisal, pll, table, context, saved, meta, pair_label]
+    # One progress indicator, in the summary: a loading overlay on all eight outputs costs the
+    # browser enough CPU to slow the model on a small machine.
     ev = dict(fn=run_probe, inputs=run_inputs, outputs=run_outputs, api_visibility="undocumented",
               concurrency_id="score", scroll_to_output=False, show_progress_on=[summary])
     run_btn.click(**ev)
