@@ -86,7 +86,7 @@ def http_probe(url: str, good: str, bad: str, model: str, methods) -> dict:
 class BrowserProbe:
     """The Probe tab in headless Chromium: fill the pair, click Compare, wait for the summary."""
 
-    def __init__(self, url: str, methods) -> None:
+    def __init__(self, url: str) -> None:
         sys.path.insert(0, str(ROOT / "tests"))
         from playwright.sync_api import sync_playwright
         from ui_server import launch_browser
@@ -97,8 +97,6 @@ class BrowserProbe:
         self.page.set_default_timeout(300_000)
         self.page.goto(url)
         self.page.wait_for_selector("#probe-run")
-        if methods is not None:
-            raise SystemExit("--browser times the page's default (every method); leave --methods at 'all'")
 
     def probe(self, good: str, bad: str) -> float:
         for elem, text in (("probe-good", good), ("probe-bad", bad)):
@@ -131,6 +129,8 @@ def main() -> int:
     from gradio_client import Client
 
     methods = None if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()]
+    if args.browser and methods is not None:
+        ap.error("--browser times the page's default (every method); leave --methods at 'all'")
     warm: dict[str, list[float]] = {"http": [], "client": []}
     with tempfile.TemporaryDirectory() as tmp:
         proc, url, startup = start(args.threads, Path(tmp) / "server.log")
@@ -141,7 +141,7 @@ def main() -> int:
             cold = time.perf_counter() - t
             client = Client(url, verbose=False)
             if args.browser:
-                browser = BrowserProbe(url, methods)
+                browser = BrowserProbe(url)
                 warm["browser"] = []
             for i in range(args.repeats):
                 good, bad = PAIRS[i % 2]  # the browser needs a change to see; the others alternate alike
@@ -172,8 +172,8 @@ def main() -> int:
               f"threads: {res['threads']} · {res['cpus']} CPUs · pairs alternate: {PAIRS[0][0]!r} / {PAIRS[1][0]!r}")
         print(f"  server start (until the page answers): {res['startup_s']:.2f} s")
         print(f"  cold (first request, model load included): {res['cold_s']:.2f} s")
-        for k, v in warm.items():
-            print(f"  warm, {k:8} (median of {len(v)}): {statistics.median(v):.2f} s   runs: {[round(w, 2) for w in v]}")
+        for k in warm:
+            print(f"  warm, {k:8} (median of {args.repeats}): {res[f'warm_{k}_median_s']:.2f} s   runs: {res[f'warm_{k}_s']}")
     return 0
 
 

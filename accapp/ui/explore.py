@@ -465,6 +465,5 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
 
     wrong.select(open_in_probe, [wrong_state, bench, model], [probe.good, probe.bad, probe.meta, probe.pair_label,
                                                               probe.model, tabs], **hidden).then(
-        probe.run_fn, probe.run_inputs, probe.run_outputs, concurrency_id="score",
-        show_progress_on=probe.run_outputs[:1], **hidden)  # the progress shows in the probe's summary, as there
+        **probe.run_event)
     return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs)

@@ -283,9 +283,7 @@ class ProbeTab:
     model: gr.Dropdown
     methods: gr.CheckboxGroup
     pair_label: gr.HTML
-    run_inputs: list
-    run_outputs: list
-    run_fn: object
+    run_event: dict  # the Compare button's event (fn, inputs, outputs, ...), for other tabs to chain
 
 
 def _pair_label(meta: dict | None) -> str:
@@ -490,4 +488,4 @@ def build() -> ProbeTab:
                     api_visibility="undocumented")
     prompt_btn.click(show_prompts, [model, prompt_method, good, bad], [prompts], api_visibility="undocumented",
                      concurrency_id="score")
-    return ProbeTab(good, bad, meta, model, methods, pair_label, run_inputs, run_outputs, run_probe)
+    return ProbeTab(good, bad, meta, model, methods, pair_label, ev)
