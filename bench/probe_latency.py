@@ -7,9 +7,11 @@ the first request pays for loading it; then times, interleaved round by round:
 - client: the same endpoint through `gradio_client` (its polling adds ~0.03-0.09 s on the client);
 - browser (with --browser): the Probe tab in headless Chromium, from the click on "Compare" until
   the summary shows the new pair (two pairs alternate, so every click changes the page).
+With --blimp N, then http over N BLiMP pairs, one from each paradigm (the first of each paradigm's
+seeded sample, as bench/perf.py's probe figure): the spread over typical pairs, every pair new.
 
     python bench/probe_latency.py [--model smollm2-135m-instruct] [--methods all] [--repeats 5]
-                                  [--threads N] [--browser] [--json]
+                                  [--threads N] [--browser] [--blimp 67] [--json]
 
 Prints the figures (and JSON with --json). Times are wall-clock seconds seen by the client.
 """
@@ -123,6 +125,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the app (default: unset)")
     ap.add_argument("--browser", action="store_true", help="also time the Probe tab in headless Chromium")
+    ap.add_argument("--blimp", type=int, default=0, metavar="N",
+                    help="then time http over N BLiMP pairs, one a paradigm (67: every paradigm)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -153,6 +157,16 @@ def main() -> int:
                 warm["client"].append(time.perf_counter() - t)
                 if browser:
                     warm["browser"].append(browser.probe(good, bad))
+            if args.blimp:
+                sys.path.insert(0, str(ROOT))
+                from accapp.bench.datasets import load_benchmark, stratified_sample
+
+                sample = stratified_sample(load_benchmark("blimp"), 1, seed=0).head(args.blimp)
+                warm["http_blimp"] = []
+                for good, bad in zip(sample.good, sample.bad):
+                    t = time.perf_counter()
+                    http_probe(url, good, bad, args.model, methods)
+                    warm["http_blimp"].append(time.perf_counter() - t)
         finally:
             if browser:
                 browser.close()
@@ -165,6 +179,10 @@ def main() -> int:
         **{f"warm_{k}_median_s": round(statistics.median(v), 2) for k, v in warm.items()},
         **{f"warm_{k}_s": [round(w, 2) for w in v] for k, v in warm.items()},
     }
+    if args.blimp:
+        times = warm["http_blimp"]
+        res["warm_http_blimp_p90_s"] = round(statistics.quantiles(times, n=10)[8], 2) if len(times) > 1 else round(times[0], 2)
+        res["warm_http_blimp_share_within_2s"] = round(sum(t <= 2.0 for t in times) / len(times), 3)
     if args.json:
         print(json.dumps(res))
     else:
@@ -173,7 +191,13 @@ def main() -> int:
         print(f"  server start (until the page answers): {res['startup_s']:.2f} s")
         print(f"  cold (first request, model load included): {res['cold_s']:.2f} s")
         for k in warm:
+            if k == "http_blimp":
+                continue
             print(f"  warm, {k:8} (median of {args.repeats}): {res[f'warm_{k}_median_s']:.2f} s   runs: {res[f'warm_{k}_s']}")
+        if args.blimp:
+            print(f"  warm, http over {args.blimp} BLiMP pairs (one a paradigm): median {res['warm_http_blimp_median_s']:.2f} s, "
+                  f"90th percentile {res['warm_http_blimp_p90_s']:.2f} s, max {max(warm['http_blimp']):.2f} s, "
+                  f"{res['warm_http_blimp_share_within_2s']:.0%} within 2 s")
     return 0
 
 
