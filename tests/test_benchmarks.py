@@ -114,7 +114,8 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
 @pytest.mark.slow
 def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     """runs/ is not committed: a new machine resumes from the consolidated file alone. A run of
-    more pairs for fewer methods merges into it; the manifest says how many pairs each method has."""
+    more pairs for fewer methods merges into it; the manifest says how many pairs each method has.
+    A run consolidates only its own benchmark (another one's unfinished run stays in runs/)."""
     import json
     import shutil
 
@@ -127,15 +128,19 @@ def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     runs, shipped = tmp_path / "runs", tmp_path / "shipped"
 
-    def bench(n, methods):
-        cmd = [sys.executable, "-m", "accapp", "bench", "--model", "smollm2-135m-instruct", "--benchmark", str(bench_file),
-               "--methods", methods, "--per-paradigm", str(n), "--out", str(runs), "--batch-size", "8",
-               "--consolidate-to", str(shipped)]
+    def bench(n, methods, file=bench_file, consolidate=True):
+        cmd = [sys.executable, "-m", "accapp", "bench", "--model", "smollm2-135m-instruct", "--benchmark", str(file),
+               "--methods", methods, "--per-paradigm", str(n), "--out", str(runs), "--batch-size", "8"]
+        cmd += ["--consolidate-to", str(shipped)] if consolidate else []
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-2000:]
         return out.stdout
 
+    other = tmp_path / "other.csv"
+    other.write_text("good,bad,paradigm\nThe cat sleeps.,The cat sleep.,p1\n", encoding="utf-8")
+    bench(1, "lp", other, consolidate=False)  # another benchmark's run, not (yet) to be shipped
     bench(2, "lp,in_template_lp")
+    assert sorted(p.name for p in shipped.glob("*.parquet")) == ["smollm2-135m-instruct__toy.parquet"]
     first = pd.read_parquet(shipped / "smollm2-135m-instruct__toy.parquet")
     shutil.rmtree(runs)  # a fresh clone: only the shipped results are there
     out = bench(2, "lp,in_template_lp")

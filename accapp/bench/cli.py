@@ -22,7 +22,8 @@ def cmd_bench(args) -> int:
     summary = run_benchmark(engine, args.model, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)
     print(f"units written: {summary['units_written']}, skipped (already done): {summary['units_skipped']}, {summary['seconds']:.1f} s")
     if args.consolidate_to:
-        for path in consolidate(Path(args.out), Path(args.consolidate_to), args.model):
+        # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
+        for path in consolidate(Path(args.out), Path(args.consolidate_to), args.model, bench_name(args.benchmark)):
             print(f"consolidated: {path}")
     return 0
 
