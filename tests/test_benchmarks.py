@@ -119,10 +119,10 @@ def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     import json
     import shutil
 
-    rows = ["good,bad,paradigm"]
+    rows = ["good,bad,paradigm,pair_id"]  # ids restart in every paradigm, as BLiMP's do
     for para in ("p1", "p2"):
         for i in range(4):
-            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para}")
+            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para},{i}")
     bench_file = tmp_path / "toy.csv"
     bench_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -149,11 +149,12 @@ def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
 
     bench(4, "lp")  # more pairs for one method: only the new pairs are scored
     merged = pd.read_parquet(shipped / "smollm2-135m-instruct__toy.parquet")
-    assert merged[merged.method == "lp"].pair_id.nunique() == 8
-    assert merged[merged.method == "in_template_lp"].pair_id.nunique() == 4
-    old_lp = first[first.method == "lp"].set_index("pair_id").score_good
-    new_lp = merged[merged.method == "lp"].set_index("pair_id").score_good
+    assert len(merged[merged.method == "lp"][["paradigm", "pair_id"]].drop_duplicates()) == 8
+    assert len(merged[merged.method == "in_template_lp"][["paradigm", "pair_id"]].drop_duplicates()) == 4
+    old_lp = first[first.method == "lp"].set_index(["paradigm", "pair_id"]).score_good
+    new_lp = merged[merged.method == "lp"].set_index(["paradigm", "pair_id"]).score_good
     assert (new_lp.loc[old_lp.index] == old_lp).all()  # nested sample: earlier pairs kept as they were
     man = json.loads((shipped / "smollm2-135m-instruct__toy.manifest.json").read_text())
     assert man["per_paradigm_by_method"] == {"in_template_lp": 2, "lp": 4}
+    assert man["pairs_by_method"] == {"in_template_lp": 4, "lp": 8}  # 2 paradigms, ids restart in each
     assert set(man["methods"]) == {"lp", "in_template_lp"} and set(man["templates"]) == {"lp", "in_template_lp"}

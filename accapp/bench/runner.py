@@ -251,7 +251,8 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         df.to_parquet(tmp, index=False, compression="zstd")
         os.replace(tmp, target)
-        manifest["pairs_by_method"] = df.groupby("method").pair_id.nunique().astype(int).to_dict()
+        # A pair is (paradigm, pair_id): BLiMP's ids restart in every paradigm.
+        manifest["pairs_by_method"] = df.drop_duplicates(["method", "paradigm", "pair_id"]).groupby("method").size().astype(int).to_dict()
         # Runs of different sizes (every method on N pairs, the top methods on more) merge
         # here: say per method how many pairs each paradigm has at least.
         per = df.groupby(["method", "paradigm"]).pair_id.nunique().groupby("method").min()
