@@ -35,6 +35,7 @@ from accapp.methods.engine import Engine  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
 from accapp.scoring.causal import CausalScorer  # noqa: E402
 from accapp.scoring.naive import NaiveEngine  # noqa: E402
+from typical import TARGET_S, spread, typical_pairs  # noqa: E402  (bench/typical.py)
 
 
 def reset_peak() -> None:
@@ -168,9 +169,8 @@ def main() -> None:
         sc = CausalScorer(lm, batch_size=args.batch_size)
         eng = Engine(sc)
         eng.score_pairs(pairs[-1:], full)
-        probe_df = stratified_sample(blimp, 1, seed=0).head(args.probe_pairs)
         probe_times, floors, tokens = [], [], []
-        for g, b in zip(probe_df.good, probe_df.bad):
+        for g, b in typical_pairs(args.probe_pairs, blimp):
             before = dict(sc.stats)
             t0 = time.perf_counter()
             eng.score_pairs([Pair(g, b)], full)
@@ -178,18 +178,17 @@ def main() -> None:
             work = {k: sc.stats[k] - before[k] for k in sc.stats}
             tokens.append(work["decoder_tokens"])
             floors.append(model_flops(lm, work) / gflops / 1e9)  # its matrix products alone at the matmul rate
-        q = statistics.quantiles(probe_times, n=10) if len(probe_times) > 1 else probe_times * 9
+        probe = spread(probe_times)
         report.update({
-            "probe_engine_median_s": round(statistics.median(probe_times), 3), "probe_engine_p90_s": round(q[8], 3),
-            "probe_engine_max_s": round(max(probe_times), 3),
-            "probe_share_within_2s": round(sum(t <= 2.0 for t in probe_times) / len(probe_times), 3),
+            "probe_engine_median_s": probe["median_s"], "probe_engine_p90_s": probe["p90_s"],
+            "probe_engine_max_s": probe["max_s"], "probe_share_within_2s": probe["share_within_2s"],
             "probe_matmul_floor_median_s": round(statistics.median(floors), 3),
-            "probe_share_floor_above_2s": round(sum(f > 2.0 for f in floors) / len(floors), 3),
+            "probe_share_floor_above_2s": round(sum(f > TARGET_S for f in floors) / len(floors), 3),
             "probe_decoder_tokens_median": statistics.median(tokens),
         })
         print(f"{'ours: probe, one pair, full set':34} {len(probe_times):5d} pairs (one a paradigm) in the engine: "
-              f"median {report['probe_engine_median_s']:.2f} s, 90th percentile {q[8]:.2f} s, max {max(probe_times):.2f} s, "
-              f"{report['probe_share_within_2s']:.0%} within 2 s")
+              f"median {probe['median_s']:.2f} s, 90th percentile {probe['p90_s']:.2f} s, max {probe['max_s']:.2f} s, "
+              f"{probe['share_within_2s']:.0%} within 2 s")
         print(f"  a probe's model work: median {statistics.median(tokens):.0f} decoder tokens; its matrix products alone at "
               f"this run's matmul rate take {statistics.median(floors):.2f} s (median; min {min(floors):.2f}, max {max(floors):.2f}; "
               f"over 2 s for {report['probe_share_floor_above_2s']:.0%} of the pairs)")

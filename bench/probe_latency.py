@@ -157,16 +157,15 @@ def main() -> int:
                 warm["client"].append(time.perf_counter() - t)
                 if browser:
                     warm["browser"].append(browser.probe(good, bad))
+            blimp_times = []
             if args.blimp:
                 sys.path.insert(0, str(ROOT))
-                from accapp.bench.datasets import load_benchmark, stratified_sample
+                from typical import typical_pairs  # bench/typical.py: the pairs bench/perf.py times too
 
-                sample = stratified_sample(load_benchmark("blimp"), 1, seed=0).head(args.blimp)
-                warm["http_blimp"] = []
-                for good, bad in zip(sample.good, sample.bad):
+                for good, bad in typical_pairs(args.blimp):
                     t = time.perf_counter()
                     http_probe(url, good, bad, args.model, methods)
-                    warm["http_blimp"].append(time.perf_counter() - t)
+                    blimp_times.append(time.perf_counter() - t)
         finally:
             if browser:
                 browser.close()
@@ -179,10 +178,11 @@ def main() -> int:
         **{f"warm_{k}_median_s": round(statistics.median(v), 2) for k, v in warm.items()},
         **{f"warm_{k}_s": [round(w, 2) for w in v] for k, v in warm.items()},
     }
-    if args.blimp:
-        times = warm["http_blimp"]
-        res["warm_http_blimp_p90_s"] = round(statistics.quantiles(times, n=10)[8], 2) if len(times) > 1 else round(times[0], 2)
-        res["warm_http_blimp_share_within_2s"] = round(sum(t <= 2.0 for t in times) / len(times), 3)
+    if blimp_times:
+        from typical import spread
+
+        res.update({f"warm_http_blimp_{k}": v for k, v in spread(blimp_times, digits=2).items()})
+        res["warm_http_blimp_s"] = [round(w, 2) for w in blimp_times]
     if args.json:
         print(json.dumps(res))
     else:
@@ -191,12 +191,10 @@ def main() -> int:
         print(f"  server start (until the page answers): {res['startup_s']:.2f} s")
         print(f"  cold (first request, model load included): {res['cold_s']:.2f} s")
         for k in warm:
-            if k == "http_blimp":
-                continue
             print(f"  warm, {k:8} (median of {args.repeats}): {res[f'warm_{k}_median_s']:.2f} s   runs: {res[f'warm_{k}_s']}")
-        if args.blimp:
-            print(f"  warm, http over {args.blimp} BLiMP pairs (one a paradigm): median {res['warm_http_blimp_median_s']:.2f} s, "
-                  f"90th percentile {res['warm_http_blimp_p90_s']:.2f} s, max {max(warm['http_blimp']):.2f} s, "
+        if blimp_times:
+            print(f"  warm, http over {len(blimp_times)} BLiMP pairs (one a paradigm): median {res['warm_http_blimp_median_s']:.2f} s, "
+                  f"90th percentile {res['warm_http_blimp_p90_s']:.2f} s, max {res['warm_http_blimp_max_s']:.2f} s, "
                   f"{res['warm_http_blimp_share_within_2s']:.0%} within 2 s")
     return 0
 

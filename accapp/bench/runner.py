@@ -251,11 +251,12 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         df.to_parquet(tmp, index=False, compression="zstd")
         os.replace(tmp, target)
-        # A pair is (paradigm, pair_id): BLiMP's ids restart in every paradigm.
-        manifest["pairs_by_method"] = df.drop_duplicates(["method", "paradigm", "pair_id"]).groupby("method").size().astype(int).to_dict()
-        # Runs of different sizes (every method on N pairs, the top methods on more) merge
-        # here: say per method how many pairs each paradigm has at least.
-        per = df.groupby(["method", "paradigm"]).pair_id.nunique().groupby("method").min()
+        # Pairs per method and paradigm (a pair is (paradigm, pair_id): BLiMP's ids restart in
+        # every paradigm). Runs of different sizes (every method on N pairs, the top methods on
+        # more) merge here: say per method how many pairs it has, and each paradigm at least.
+        counts = df.groupby(["method", "paradigm"]).pair_id.nunique()
+        manifest["pairs_by_method"] = counts.groupby("method").sum().astype(int).to_dict()
+        per = counts.groupby("method").min()
         manifest["per_paradigm_by_method"] = per.astype(int).to_dict()
         manifest["methods"] = sorted(set(manifest.get("methods", [])) | set(per.index))
         write_json_atomic(manifest, out / f"{name}.manifest.json")
