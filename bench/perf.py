@@ -5,7 +5,8 @@
 Measures pairs per second and peak memory for: our LP only; our full method set (every
 template) packed as token trees (the default), a string a row, and without prefix sharing;
 the probe's case (one new pair at a time, full method set, warm, one pair from each paradigm, with
-the time its matrix products alone would take at the measured matmul rate); a naive baseline (one forward pass per string,
+the time its matrix products alone would take at the measured matmul rate, and interleaved with
+it the same without accapp/models/cpu_speedups.py); a naive baseline (one forward pass per string,
 full logits, accapp.scoring.naive); minicons' IncrementalLMScorer for LP and in-template LP
 (summed log-probs, the same start token), when minicons is installed; and the ratio of the
 model FLOP/s we achieve to a dense fp32 matmul's FLOP/s measured here and now.
@@ -17,6 +18,7 @@ The last line printed is one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -32,6 +34,7 @@ from accapp.bench.datasets import load_benchmark, stratified_sample  # noqa: E40
 from accapp.methods import method_ids  # noqa: E402
 from accapp.methods.base import Pair  # noqa: E402
 from accapp.methods.engine import Engine  # noqa: E402
+from accapp.models.cpu_speedups import without_cpu_speedups  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
 from accapp.scoring.causal import CausalScorer  # noqa: E402
 from accapp.scoring.naive import NaiveEngine  # noqa: E402
@@ -119,7 +122,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--probe-pairs", type=int, default=67,
                     help="pairs scored one at a time for the probe figure (one a paradigm; BLiMP has 67)")
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: lp,full,nopack,probe,noshare,naive,minicons")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: lp,full,nopack,probe,plain,noshare,naive,minicons")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -169,15 +172,23 @@ def main() -> None:
         sc = CausalScorer(lm, batch_size=args.batch_size)
         eng = Engine(sc)
         eng.score_pairs(pairs[-1:], full)
-        probe_times, floors, tokens = [], [], []
-        for g, b in typical_pairs(args.probe_pairs, blimp):
-            before = dict(sc.stats)
-            t0 = time.perf_counter()
-            eng.score_pairs([Pair(g, b)], full)
-            probe_times.append(time.perf_counter() - t0)
-            work = {k: sc.stats[k] - before[k] for k in sc.stats}
-            tokens.append(work["decoder_tokens"])
-            floors.append(model_flops(lm, work) / gflops / 1e9)  # its matrix products alone at the matmul rate
+        probe_times, plain_times, floors, tokens = [], [], [], []
+        for i, (g, b) in enumerate(typical_pairs(args.probe_pairs, blimp)):
+            # Without the CPU speed-ups too (unless skipped), in alternating order: same pair, same moment.
+            runs = [False] if "plain" in skip else [False, True] if i % 2 == 0 else [True, False]
+            for plain in runs:
+                with without_cpu_speedups(lm.model) if plain else contextlib.nullcontext():
+                    before = dict(sc.stats)
+                    t0 = time.perf_counter()
+                    eng.score_pairs([Pair(g, b)], full)
+                    seconds = time.perf_counter() - t0
+                if plain:
+                    plain_times.append(seconds)
+                    continue
+                probe_times.append(seconds)
+                work = {k: sc.stats[k] - before[k] for k in sc.stats}
+                tokens.append(work["decoder_tokens"])
+                floors.append(model_flops(lm, work) / gflops / 1e9)  # its matrix products alone at the matmul rate
         probe = spread(probe_times)
         report.update({
             "probe_engine_median_s": probe["median_s"], "probe_engine_p90_s": probe["p90_s"],
@@ -189,6 +200,14 @@ def main() -> None:
         print(f"{'ours: probe, one pair, full set':34} {len(probe_times):5d} pairs (one a paradigm) in the engine: "
               f"median {probe['median_s']:.2f} s, 90th percentile {probe['p90_s']:.2f} s, max {probe['max_s']:.2f} s, "
               f"{probe['share_within_2s']:.0%} within 2 s")
+        if plain_times:
+            base = spread(plain_times)
+            paired = statistics.median(p / f for p, f in zip(plain_times, probe_times))
+            report.update({"probe_plain_median_s": base["median_s"], "probe_plain_share_within_2s": base["share_within_2s"],
+                           "probe_cpu_speedup_paired_median": round(paired, 3)})
+            print(f"{'  the same without CPU speed-ups':34} {len(plain_times):5d} pairs, interleaved: median {base['median_s']:.2f} s, "
+                  f"90th percentile {base['p90_s']:.2f} s, {base['share_within_2s']:.0%} within 2 s; "
+                  f"per pair the speed-ups take {1 - 1 / paired:.1%} off (median) (accapp/models/cpu_speedups.py)")
         print(f"  a probe's model work: median {statistics.median(tokens):.0f} decoder tokens; its matrix products alone at "
               f"this run's matmul rate take {statistics.median(floors):.2f} s (median; min {min(floors):.2f}, max {max(floors):.2f}; "
               f"over 2 s for {report['probe_share_floor_above_2s']:.0%} of the pairs)")

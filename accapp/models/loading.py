@@ -21,6 +21,7 @@ import torch
 
 from accapp.errors import UserError
 from accapp.models import ModelSpec, get_spec
+from accapp.models.cpu_speedups import speed_up_on_cpu
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 QUANTIZATIONS = (None, "nf4")
@@ -176,6 +177,8 @@ def load_model(
     device = pick_device(device)
     where = str(_local_copy(spec)) if spec.source["type"] != "hub" else spec.hub_id
     model, tokenizer = load_weights(AutoModelForCausalLM, spec, where, dtype, quantization, device)
+    if device == "cpu":
+        speed_up_on_cpu(model)
     start_id = tokenizer.convert_tokens_to_ids(spec.start_token)
     if start_id is None or start_id == tokenizer.unk_token_id and spec.start_token != tokenizer.unk_token:
         raise ValueError(f"start token {spec.start_token!r} not in the vocabulary of {model_id}")

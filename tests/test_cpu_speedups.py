@@ -1,0 +1,40 @@
+"""The CPU speed-ups (accapp/models/cpu_speedups.py) change no number: with and without them,
+every method's every score for a pair is bitwise the same, on both embedded models."""
+
+import importlib
+import inspect
+
+import pytest
+
+from accapp.methods import method_ids
+from accapp.methods.engine import Engine
+from accapp.models.cpu_speedups import GATED_MLPS, without_cpu_speedups
+from accapp.scoring.causal import CausalScorer
+
+MODULES = {"LlamaMLP": "llama", "Gemma3MLP": "gemma3", "Qwen2MLP": "qwen2"}
+
+
+def test_every_listed_mlp_is_the_gated_form_the_in_place_forward_computes():
+    assert set(MODULES) == GATED_MLPS
+    for cls, module in MODULES.items():
+        mlp = getattr(importlib.import_module(f"transformers.models.{module}.modeling_{module}"), cls)
+        body = "".join(inspect.getsource(mlp.forward).split())
+        assert "self.down_proj(self.act_fn(self.gate_proj(x))*self.up_proj(x))" in body, cls
+
+
+def _scores(lm, pair):
+    result = Engine(CausalScorer(lm)).score_pair(*pair, method_ids("causal"))
+    return [(r["method"], r["template"], r["variant"], r["score_good"], r["score_bad"]) for r in result.rows]
+
+
+@pytest.mark.parametrize("name", ["smollm", "gemma"])
+def test_speedups_leave_every_score_bitwise_equal(name, request):
+    lm = request.getfixturevalue(name)
+    pair = ("The cats that the dog chased sleep.", "The cats that the dog chased sleeps.")
+    fast = _scores(lm, pair)
+    with without_cpu_speedups(lm.model) as undone:
+        assert undone == lm.model.config.num_hidden_layers  # every layer's MLP ran in place
+        plain = _scores(lm, pair)
+    assert fast == plain
+    with without_cpu_speedups(lm.model) as again:
+        assert again == undone  # back on after the block
