@@ -8,7 +8,7 @@ import pytest
 
 from accapp.methods import method_ids
 from accapp.methods.engine import Engine
-from accapp.models.cpu_speedups import GATED_MLPS, without_cpu_speedups
+from accapp.models.cpu_speedups import GATED_MLPS, gated_mlps, is_silu, without_cpu_speedups
 from accapp.scoring.causal import CausalScorer
 
 MODULES = {"LlamaMLP": "llama", "Gemma3MLP": "gemma3", "Qwen2MLP": "qwen2"}
@@ -20,6 +20,13 @@ def test_every_listed_mlp_is_the_gated_form_the_in_place_forward_computes():
         mlp = getattr(importlib.import_module(f"transformers.models.{module}.modeling_{module}"), cls)
         body = "".join(inspect.getsource(mlp.forward).split())
         assert "self.down_proj(self.act_fn(self.gate_proj(x))*self.up_proj(x))" in body, cls
+
+
+def test_smollm_activation_is_computed_in_place(smollm, gemma):
+    """SmolLM2's "silu" is transformers' own SiLUActivation, not torch.nn.SiLU: the in-place
+    activation must recognise it (Gemma 3's tanh GELU keeps its own, only the product is in place)."""
+    assert all(is_silu(m.act_fn) for m in gated_mlps(smollm.model))
+    assert not any(is_silu(m.act_fn) for m in gated_mlps(gemma.model))
 
 
 def _scores(lm, pair):
