@@ -1,3 +1,24 @@
-"""Acceptability Explorer: what a language model knows about grammar, method by method."""
+"""Acceptability Explorer: what a language model knows about grammar, method by method.
 
-__version__ = "0.1.0"
+    import accapp
+    df = accapp.score_pairs([("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")], methods=["lp"])
+"""
+
+__version__ = "0.2.0"
+
+
+def score_pairs(*args, **kwargs):
+    """Score minimal pairs into a DataFrame; see accapp.public.score_pairs."""
+    from accapp.public import score_pairs as run  # imported on use: `import accapp` stays light
+
+    return run(*args, **kwargs)
+
+
+def token_scores(*args, **kwargs):
+    """Per-token log-probabilities of sentences as a DataFrame; see accapp.public.token_scores."""
+    from accapp.public import token_scores as run
+
+    return run(*args, **kwargs)
+
+
+__all__ = ["__version__", "score_pairs", "token_scores"]

@@ -30,14 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from accapp.bench.datasets import load_benchmark, stratified_sample  # noqa: E402
+from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.methods import method_ids  # noqa: E402
-from accapp.methods.base import Pair  # noqa: E402
-from accapp.methods.engine import Engine  # noqa: E402
+from accapp.scoring.api import Pair  # noqa: E402
+from accapp.engine import Engine  # noqa: E402
 from accapp.models.cpu_speedups import without_cpu_speedups  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
 from accapp.scoring.causal import CausalScorer  # noqa: E402
-from accapp.scoring.naive import NaiveEngine  # noqa: E402
+from accapp.scoring.naive import NaiveScorer  # noqa: E402
 from typical import TARGET_S, spread, typical_pairs  # noqa: E402  (bench/typical.py)
 
 
@@ -219,9 +219,9 @@ def main() -> None:
 
     if "naive" not in skip:
         sub = pairs[: args.naive_pairs]
-        _, t, m = timed(lambda: NaiveEngine(CausalScorer(lm)).score_pairs(sub, ["lp"]))
+        _, t, m = timed(lambda: Engine(NaiveScorer(lm)).score_pairs(sub, ["lp"]))
         report["naive_lp_pairs_per_s"] = record("naive: LP", len(sub), t, m)
-        _, t, m = timed(lambda: NaiveEngine(CausalScorer(lm)).score_pairs(sub, full))
+        _, t, m = timed(lambda: Engine(NaiveScorer(lm)).score_pairs(sub, full))
         report["naive_full_pairs_per_s"] = record("naive: full method set", len(sub), t, m)
         if "full_pairs_per_s" in report:
             report["full_vs_naive"] = round(report["full_pairs_per_s"] / report["naive_full_pairs_per_s"], 2)

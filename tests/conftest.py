@@ -21,13 +21,13 @@ def gemma():
 
 @pytest.fixture(scope="session")
 def blimp():
-    from accapp.bench.datasets import load_benchmark
+    from accapp.runner.datasets import load_benchmark
 
     return load_benchmark("blimp")
 
 
 @pytest.fixture(scope="session")
 def climp():
-    from accapp.bench.datasets import load_benchmark
+    from accapp.runner.datasets import load_benchmark
 
     return load_benchmark("climp")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from accapp.bench.datasets import load_benchmark, parse_pairs, stratified_sample
+from accapp.runner.datasets import load_benchmark, parse_pairs, stratified_sample
 from accapp.errors import UserError
 
 
@@ -58,8 +58,8 @@ def test_stratified_sample_is_seeded_and_nested(blimp):
 
 @pytest.mark.slow
 def test_identical_blimp_pairs_are_ties_not_wins(smollm, blimp):
-    from accapp.methods.base import Pair
-    from accapp.methods.engine import Engine
+    from accapp.scoring.api import Pair
+    from accapp.engine import Engine
     from accapp.scoring.causal import CausalScorer
 
     same = blimp[blimp.good == blimp.bad]

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from accapp.methods import method_ids
-from accapp.methods.engine import Engine
+from accapp.engine import Engine
 from accapp.models.cpu_speedups import GATED_MLPS, gated_mlps, is_silu, without_cpu_speedups
 from accapp.scoring.causal import CausalScorer
 

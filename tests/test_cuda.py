@@ -14,7 +14,7 @@ def test_auto_device_is_cuda():
 
 @pytest.mark.slow
 def test_smollm_nf4_on_cuda_scores_casserole():
-    from accapp.methods.engine import Engine
+    from accapp.engine import Engine
     from accapp.models.loading import load_model
     from accapp.scoring.causal import CausalScorer
 

@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from accapp.bench.datasets import MAX_FILE_BYTES, parse_pairs
+from accapp.runner.datasets import MAX_FILE_BYTES, parse_pairs
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 
 # (label, sentence, None when it is scored, else a fragment of the message)
@@ -32,7 +32,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def engine(smollm):
-    from accapp.methods.engine import Engine
+    from accapp.engine import Engine
     from accapp.scoring.causal import CausalScorer
 
     return Engine(CausalScorer(smollm))

@@ -16,11 +16,14 @@ import pytest
 import torch
 
 from accapp.errors import MAX_SENTENCE_TOKENS, UserError
-from accapp.methods.base import Pair
-from accapp.methods.engine import PairResult
-from accapp.methods.pll import PLL_METHOD_IDS, VARIANTS, mask_sets, resolve_pll
-from accapp.scoring.masked import INFLATION_MARGIN, MaskedScorer, load_masked_model
-from accapp.scoring.masked_engine import MaskedEngine, masked_engine
+from accapp.scoring.api import Pair
+from accapp.engine import Engine, PairResult
+from accapp.methods import resolve
+from accapp.methods.pll import PLL_METHOD_IDS
+from accapp.models.loading import load_model
+from accapp.scoring.api import INFLATION_MARGIN, PLLRequest
+from accapp.scoring.masked import MaskedScorer
+from accapp.scoring.pll_variants import VARIANTS, mask_sets
 from masked_fixtures import bytelevel_tokenizer, tiny_bert, tiny_roberta, wordpiece_tokenizer
 
 ENGLISH = [
@@ -323,7 +326,7 @@ def test_mask_sets_definitions():
 # ---- engine -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def engine(bert):
-    return MaskedEngine(MaskedScorer(*bert, chunk_size=32))
+    return Engine(MaskedScorer(*bert, chunk_size=32))
 
 
 def test_engine_score_pair(engine, bert):
@@ -362,8 +365,10 @@ def test_engine_method_selection(engine):
     for bad_ids in ("pll_nope", "lp", ["pll_original", "yn_prob"], "", []):
         with pytest.raises(UserError):
             engine.score_pair("a b.", "b a.", bad_ids)
-    with pytest.raises(UserError):
-        resolve_pll("mean_lp")
+    with pytest.raises(UserError, match="need a causal LM"):
+        resolve("mean_lp", "masked")
+    with pytest.raises(UserError, match="need a masked LM"):
+        resolve("pll_original", "causal")
 
 
 def test_engine_identical_sentences_tie(engine):
@@ -380,26 +385,25 @@ def test_engine_validates_input(engine):
         engine.score_pair(long, "a.")
 
 
-def test_engine_score_pairs_and_token_table(engine):
+def test_engine_score_pairs_and_token_scores(engine):
     pairs = [Pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla."),
              Pair("他们喜欢这本书。", "他们喜欢这书本。", {"paradigm": "x"})]
     results = engine.score_pairs(pairs, "all", None)
     assert len(results) == 2 and results[1].pair is pairs[1]
     for r in results:
         assert r.len_good == len(r.tokens["good"]) and r.len_bad == len(r.tokens["bad"])
-    table = engine.token_table("他们喜欢这本书。")
-    assert table.variants == VARIANTS
-    assert table.scores == results[1].detail["good"].scores
-    assert engine.token_table("他们喜欢这本书。", ["pll_sentence_l2r"]).scores["sentence_l2r"] == table.scores["sentence_l2r"]
+    (tokens, detail), = engine.token_scores(["他们喜欢这本书。"])
+    assert tokens == results[1].tokens["good"]
+    assert detail.scores == results[1].detail["good"].scores  # every variant the pair run computed, the same
     with pytest.raises(UserError):
-        engine.token_table("a.", ["nope"])
-    with pytest.raises(UserError):
-        engine.token_table("")
-    copies = engine.masked_copies("Kayla's dog.", "pll_word_l2r")
+        engine.token_scores([""])
+    copies = engine.scorer.show(PLLRequest("Kayla's dog.", "word_l2r"))
     assert len(copies) == engine.scorer.n_tokens("Kayla's dog.")
     assert copies[0]["text"].startswith("[CLS]") and "[MASK]" in copies[0]["text"]
     assert copies[-1]["text"].endswith("[SEP]")
-    assert len(engine.prompts_for(pairs[0], "pll_original")) == results[0].len_good + results[0].len_bad
+    shown = engine.prompts_for(pairs[0], "pll_original")
+    assert len(shown) == results[0].len_good + results[0].len_bad
+    assert shown[0]["kind"].startswith("good: ") and shown[-1]["kind"].startswith("bad: ")
 
 
 # ---- registry and loading ---------------------------------------------------------------
@@ -421,20 +425,18 @@ def test_registry_entries():
 
 
 def test_only_registry_masked_models_load():
+    from accapp.engine import build_engine
+
     with pytest.raises(UserError, match="Unknown model"):
-        load_masked_model("bert-base-uncased-not-in-registry")
+        load_model("bert-base-uncased-not-in-registry")
     with pytest.raises(UserError, match="Unknown model"):
-        load_masked_model("google-bert/bert-base-cased")  # hub ids are not registry ids
-    with pytest.raises(UserError, match="not a masked LM"):
-        load_masked_model("gpt2")
+        load_model("google-bert/bert-base-cased")  # hub ids are not registry ids
     with pytest.raises(UserError):
-        load_masked_model("bert-base-cased", dtype="fp8")
-    args = SimpleNamespace(model="nope", dtype="fp32", quantization=None, methods="all", language=None, batch_size=8)
+        load_model("bert-base-cased", dtype="fp8")
     with pytest.raises(UserError):
-        masked_engine(args)
-    args = SimpleNamespace(model="bert-base-cased", dtype="fp32", quantization=None, methods="lp", language=None, batch_size=8)
+        build_engine("nope")
     with pytest.raises(UserError):
-        masked_engine(args)  # a causal method id fails before any loading
+        build_engine("bert-base-cased", in_template_scope="nope")
 
 
 def _fake_loader(bert, calls):
@@ -448,18 +450,17 @@ def _fake_loader(bert, calls):
     return load
 
 
-def test_masked_engine_from_args(bert, monkeypatch):
-    import accapp.scoring.masked_engine as me
+def test_build_engine_for_a_masked_model(bert, monkeypatch):
+    """build_engine picks the masked scorer for a masked registry model (hub loading faked)."""
+    import accapp.models.loading as loading
+    from accapp.engine import build_engine
 
     calls = []
-    monkeypatch.setattr(me, "load_masked_model", _fake_loader(bert, calls))
-    args = SimpleNamespace(model="bert-base-cased", dtype="fp32", quantization=None, methods="all", language=None, batch_size=5)
-    eng = masked_engine(args)
+    monkeypatch.setattr(loading, "load_model", _fake_loader(bert, calls))
+    eng = build_engine("bert-base-cased", batch_size=5)
     assert calls == [("bert-base-cased", "fp32", None)]
-    assert eng.scorer.chunk_size == 5 and eng.lm.spec.id == "bert-base-cased"
-    args.chunk_size = 12
-    assert masked_engine(args).scorer.chunk_size == 12
-    r = eng.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", args.methods, args.language)
+    assert eng.kind == "masked" and eng.scorer.chunk_size == 5 and eng.lm.spec.id == "bert-base-cased"
+    r = eng.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "all")
     assert len(r.rows) == 4
 
 
@@ -467,10 +468,10 @@ def test_cli_score_with_a_masked_model(bert, monkeypatch, capsys):
     """The CLI's path for a registry model whose kind is not causal (hub loading faked)."""
     import json
 
-    import accapp.scoring.masked_engine as me
+    import accapp.models.loading as loading
     from accapp.cli import main
 
-    monkeypatch.setattr(me, "load_masked_model", _fake_loader(bert, []))
+    monkeypatch.setattr(loading, "load_model", _fake_loader(bert, []))
     rc = main(["score", "--model", "bert-base-cased", "--good", "These casseroles disgust Kayla.",
                "--bad", "These casseroles disgusts Kayla.", "--format", "json"])
     assert rc == 0

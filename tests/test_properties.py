@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accapp.bench.datasets import parse_pairs
+from accapp.runner.datasets import parse_pairs
 from accapp.errors import UserError
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), min_size=0, max_size=60)
@@ -44,7 +44,7 @@ def test_file_loader_arbitrary_cells(good, bad, extra):
 
 @pytest.fixture(scope="module")
 def causal_engine(smollm):
-    from accapp.methods.engine import Engine
+    from accapp.engine import Engine
     from accapp.scoring.causal import CausalScorer
 
     return Engine(CausalScorer(smollm))
@@ -64,12 +64,12 @@ def test_causal_scorer_arbitrary_unicode(causal_engine, good, bad):
 
 @pytest.fixture(scope="module")
 def masked_engine_tiny():
+    from accapp.engine import Engine
     from accapp.scoring.masked import MaskedScorer
-    from accapp.scoring.masked_engine import MaskedEngine
-    from tests.masked_fixtures import tiny_bert, wordpiece_tokenizer
+    from masked_fixtures import tiny_bert, wordpiece_tokenizer
 
     tok = wordpiece_tokenizer()
-    return MaskedEngine(MaskedScorer(tiny_bert(tok), tok, chunk_size=16))
+    return Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=16))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -3,12 +3,12 @@ string, full logits) within 1e-4 nats: 50 BLiMP pairs, every causal method and t
 
 import pytest
 
-from accapp.bench.datasets import stratified_sample
+from accapp.runner.datasets import stratified_sample
 from accapp.methods import method_ids
-from accapp.methods.base import Pair
-from accapp.methods.engine import Engine
+from accapp.scoring.api import Pair
+from accapp.engine import Engine
 from accapp.scoring.causal import CausalScorer
-from accapp.scoring.naive import NaiveEngine
+from accapp.scoring.naive import NaiveScorer
 
 pytestmark = pytest.mark.slow
 
@@ -18,7 +18,7 @@ def test_fast_engine_equals_naive_on_50_pairs_every_method(smollm, blimp):
     pairs = [Pair(g, b) for g, b in zip(sample.good, sample.bad)]
     methods = method_ids("causal")
     fast = Engine(CausalScorer(smollm, batch_size=32)).score_pairs(pairs, methods)
-    naive = NaiveEngine(CausalScorer(smollm)).score_pairs(pairs, methods)
+    naive = Engine(NaiveScorer(smollm)).score_pairs(pairs, methods)
     worst, where = 0.0, None
     seen = set()
     for a, b in zip(fast, naive):

@@ -1,9 +1,10 @@
-"""The tabs' logic without a browser or a real model: fake engines, the toy results store,
-the tiny masked-LM fixture; one slow test fails a real SmolLM2 engine. (The browser and API tests
-start the real app.)"""
+"""The probe and file-scoring service and the tabs' logic without a browser or a real model: fake
+engines, the toy results store, the tiny masked-LM fixture; one slow test fails a real SmolLM2
+engine. (The browser and API tests start the real app.)"""
 
 from __future__ import annotations
 
+import ast
 import json
 import threading
 import time
@@ -13,39 +14,41 @@ import gradio as gr
 import pandas as pd
 import pytest
 
+from accapp.engine import PairResult
 from accapp.errors import UserError, validate_sentence
-from accapp.methods.base import Pair
-from accapp.methods.engine import PairResult
+from accapp.methods.base import Answers, MethodScore
 from accapp.models import DEFAULT_MODEL
-from accapp.ui import about, explore, probe, score_file, state
+from accapp.scoring.api import Pair
+from accapp.service import probe as svc
+from accapp.service import score_file as file_svc
+from accapp.store import Store
+from accapp.ui import about, explore, probe, probe_view, score_file, state
 from accapp.ui.common import OOM_MESSAGE, friendly
-from tests.fixtures.results_small import MODEL as TOY, toy_rows, write_results
+from tests.fixtures.results_small import MODEL as TOY
+from tests.fixtures.results_small import toy_rows, write_results
 
 XSS = "<img src=x onerror=alert(1)>"
 
 
 class FakeEngine:
-    """Stands in for accapp.methods.engine.Engine: deterministic scores, no model."""
+    """Stands in for accapp.engine.Engine: deterministic scores, no model."""
+
+    kind = "causal"
 
     def __init__(self, fail_on: str | None = None, exc: Exception | None = None):
         self.fail_on, self.exc, self.calls = fail_on, exc, 0
 
-    def check_pair(self, good, bad):
-        return Pair(validate_sentence(good, "good sentence"), validate_sentence(bad, "bad sentence"))
+    def check_pair(self, good, bad, meta=None):
+        return Pair(validate_sentence(good, "good sentence"), validate_sentence(bad, "bad sentence"), meta or {})
 
-    def _rows(self, pair):
+    def _scores(self, pair):
         g, b = -float(len(pair.good)), -float(len(pair.bad))
         return [
-            {"method": "lp", "template": "-", "variant": "", "score_good": g, "score_bad": b,
-             "verdict": "good" if g > b else "bad" if b > g else "tie", "prediction": ""},
-            {"method": "yes_no_prob_comp", "template": "1", "variant": "", "score_good": 0.4, "score_bad": 0.6,
-             "verdict": "bad", "prediction": ""},
-            {"method": "mean_lp", "template": "-", "variant": "", "score_good": -1.0, "score_bad": -2.0,
-             "verdict": "good", "prediction": ""},
-            {"method": "ab_prompting", "template": "1", "variant": "good=A", "score_good": -0.3, "score_bad": -1.2,
-             "verdict": "good", "prediction": "A"},
-            {"method": "ens_mix_p3", "template": "-", "variant": "", "score_good": 0.7, "score_bad": 0.3,
-             "verdict": "good", "prediction": "P votes 2/5, L votes 4/5"},
+            MethodScore("lp", "-", g, b),
+            MethodScore("yes_no_prob_comp", "1", 0.4, 0.6),
+            MethodScore("mean_lp", "-", -1.0, -2.0),
+            MethodScore("ab_prompting", "1", -0.3, -1.2, "good=A", Answers(letter="A")),
+            MethodScore("ens_mix_p3", "-", 0.7, 0.3, answers=Answers(p_votes=2, l_votes=4)),
         ]
 
     def score_pairs(self, pairs, methods=None, language=None):
@@ -58,7 +61,7 @@ class FakeEngine:
                 raise RuntimeError("boom")
             toks = {k: [{"token": w, "start": 0, "end": len(w), "logprob": -1.5} for w in s.split()]
                     for k, s in (("good", p.good), ("bad", p.bad))}
-            out.append(PairResult(p, toks, self._rows(p), len(toks["good"]), len(toks["bad"])))
+            out.append(PairResult(p, toks, self._scores(p), len(toks["good"]), len(toks["bad"])))
         return out
 
     def score_pair(self, good, bad, methods=None, language=None):
@@ -89,23 +92,83 @@ def app_state(toy_dir):
     state.set_state(None)
 
 
-# ------------------------------------------------------------------------------------------ probe
+# ------------------------------------------------------------------------------------------ service
 def test_majority_and_verdict_records():
-    rows = FakeEngine()._rows(Pair("a b c", "a b c d e"))
-    maj = probe.majority(rows)
+    scores = FakeEngine()._scores(Pair("a b c", "a b c d e"))
+    maj = svc.majority(scores)
     assert maj == {"verdict": "good", "good": 3, "bad": 1, "tie": 0, "judgments": 4}  # the ensemble row is no vote
-    recs = probe.verdict_records(rows)
+    recs = svc.verdict_records(scores)
     by = {r["method"]: r for r in recs}
     assert by["yes_no_prob_comp"]["agrees_with_majority"] is False
     assert by["lp"]["agrees_with_majority"] is True and by["ens_mix_p3"]["agrees_with_majority"] is None
-    assert by["ens_mix_p3"]["votes"].startswith("7/10 draws pick good")
-    assert by["ab_prompting"]["votes"] == "answered A"
+    assert by["ens_mix_p3"]["votes"] == "7/10 draws pick good · P votes 2/5, L votes 4/5"
+    assert by["ens_mix_p3"]["prediction"] == "P votes 2/5, L votes 4/5"  # the results files' text, unchanged
+    assert by["ab_prompting"]["votes"] == "answered A" and by["ab_prompting"]["prediction"] == "A"
     assert by["lp"]["difference"] == pytest.approx(4.0)  # -5 - (-9)
-    df = probe.verdict_frame(recs)
-    assert list(df.columns) == probe.TABLE_COLUMNS
+    assert list(by["lp"]) == ["method", "name", "family", "template", "variant", "score_good", "score_bad",
+                              "difference", "verdict", "agrees_with_majority", "prediction", "votes"]
+    judged = MethodScore("meta_instruct", "judgment", -0.5, -0.7, answers=Answers(good="Yes", bad="No"))
+    (rec,) = svc.verdict_records([judged])
+    assert rec["votes"] == "good → Yes, bad → No" and rec["prediction"] == "good:Yes bad:No"
+    assert rec["agrees_with_majority"] is True and rec["family"] == "metalinguistic prompting"
+    df = probe_view.verdict_frame(recs)
+    assert list(df.columns) == probe_view.TABLE_COLUMNS
     assert df.loc[df.Method == "Yes/No prob comp", "Agrees with majority"].item() == "NO ⚠"
-    html = probe.styled(df).to_html()
+    html = probe_view.styled(df).to_html()
     assert "background-color: #fff4e6" in html
+
+
+def test_probe_methods_are_checked_before_any_model():
+    assert svc.probe_methods("causal", None) == svc.probe_methods("causal", ["all"]) == svc.probe_methods("causal", "all")
+    assert svc.probe_methods("masked", None) == ["pll_original", "pll_word_l2r", "pll_whole_word", "pll_sentence_l2r"]
+    assert svc.probe_methods("causal", "lp, mean_lp,lp") == ["lp", "mean_lp"]
+    with pytest.raises(UserError, match="Pick at least one method"):
+        svc.probe_methods("causal", [])
+    with pytest.raises(UserError, match="need a masked LM"):
+        svc.check_probe("causal", "a", "b", ["pll_original"])
+    with pytest.raises(UserError, match="bad sentence is empty"):
+        svc.check_probe("causal", "a", " ", ["lp"])
+    result = svc.probe(FakeEngine(), "The dogs bark.", "The dogs barks.", "lp")
+    out = svc.probe_json("m", result)
+    assert set(out) == {"model", "good", "bad", "majority", "verdicts", "tokens"} and out["model"] == "m"
+    assert svc.language_mismatch(["en"], "他走了。", "走了他。") == "zh" and svc.language_mismatch(["en"], "a", "b") is None
+
+
+def test_pair_rows_by_id_then_by_sentences(toy_dir):
+    store = Store(toy_dir)
+    rows = store.rows(TOY, "blimp", ["lp"])
+    first = rows.iloc[0]
+    meta = {k: str(first[k]) for k in ("benchmark", "paradigm", "phenomenon", "pair_id")}
+    by_id = svc.pair_rows(store, TOY, meta, "", "")
+    assert len(by_id) and set(by_id.pair_id) == {meta["pair_id"]} and set(by_id.paradigm) == {meta["paradigm"]}
+    by_text = svc.pair_rows(store, TOY, None, f" {first.good} ", first.bad)
+    assert set(by_text.pair_id) == {meta["pair_id"]}
+    assert svc.pair_rows(store, TOY, dict(meta, pair_id="nope"), first.good, first.bad).pair_id.tolist() == by_text.pair_id.tolist()
+    assert store.pair_rows(TOY, good="x' OR 1=1 --", bad="y").empty  # a bound value, not SQL
+    with pytest.raises(ValueError):
+        store.pair_rows(TOY, benchmark="blimp")
+
+
+def test_ui_imports_neither_scoring_nor_duckdb_and_writes_no_sql():
+    """One direction: the UI lays out and wires; it builds no scorer and writes no SQL."""
+    for path in sorted(Path("accapp/ui").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):  # every import, including those inside functions
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            bad = [n for n in names if n == "duckdb" or n.startswith(("duckdb.", "accapp.scoring"))]
+            assert not bad, f"{path} imports {bad}"
+            assert not (isinstance(node, ast.ImportFrom) and node.module == "accapp" and
+                        any(a.name == "scoring" for a in node.names)), f"{path} imports accapp.scoring"
+        text = path.read_text(encoding="utf-8")
+        assert not any(w in text for w in ("SELECT ", ".query(", "FROM results")), f"{path} writes SQL"
+
+
+# ------------------------------------------------------------------------------------------ probe
 
 
 def test_run_probe_with_benchmark_context(app_state):
@@ -178,19 +241,19 @@ def test_show_prompts_and_random_pairs(app_state):
 def test_masked_probe_path_with_tiny_bert(toy_dir):
     """A masked LM in the probe: PLL table of four variants and the per-token PLL figure."""
     import torch
-
-    from accapp.scoring.masked import MaskedScorer
-    from accapp.scoring.masked_engine import MaskedEngine
     from masked_fixtures import tiny_bert, wordpiece_tokenizer
+
+    from accapp.engine import Engine
+    from accapp.scoring.masked import MaskedScorer
 
     st = state.AppState(results_dir=toy_dir)
     tok = wordpiece_tokenizer()
-    st.register_engine("bert-base-cased", MaskedEngine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32)))
+    st.register_engine("bert-base-cased", Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32)))
     state.set_state(st)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        methods = [i for _, i in probe.method_choices("masked")]
+        methods = [i for _, i in svc.method_choices("masked")]
         assert methods == ["pll_original", "pll_word_l2r", "pll_whole_word", "pll_sentence_l2r"]
         out = probe.run_probe("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "bert-base-cased",
                               methods, "bits", "lp", None)
@@ -259,9 +322,27 @@ def test_score_file_bad_uploads(app_state, tmp_path):
 
 
 def test_column_names():
-    assert score_file.column_name("lp", "-", "", "verdict") == "lp: verdict"
-    assert score_file.column_name("in_template_lp", "2", "", "score_good") == "in_template_lp [2]: score_good"
-    assert score_file.column_name("ab_prompting", "1", "good=B", "score_bad") == "ab_prompting [1, good=B]: score_bad"
+    assert file_svc.column_name("lp", "-", "", "verdict") == "lp: verdict"
+    assert file_svc.column_name("in_template_lp", "2", "", "score_good") == "in_template_lp [2]: score_good"
+    assert file_svc.column_name("ab_prompting", "1", "good=B", "score_bad") == "ab_prompting [1, good=B]: score_bad"
+
+
+def test_score_file_service_with_an_engine_in_hand():
+    """The service runs without the app: run=direct(engine) calls the engine in place."""
+    pairs = pd.DataFrame([("The dogs bark.", "The dogs barks."), ("", "x")], columns=["good", "bad"])
+    df = file_svc.score_frame(pairs, DEFAULT_MODEL, ["lp"], run=file_svc.direct(FakeEngine()))
+    assert df["error"].tolist()[0] == "" and "empty" in df["error"].tolist()[1]
+    assert df.loc[0, "majority_verdict"] == "good" and df.loc[0, "judgments_for_good"] == 3
+    assert df.loc[0, "ab_prompting [1, good=A]: verdict"] == "good" and df.loc[0, "tokens_good"] == 3
+    with pytest.raises(UserError, match="Pick at least one method"):
+        file_svc.score_frame(pairs, DEFAULT_MODEL, [], run=file_svc.direct(FakeEngine()))
+
+
+def test_result_file_names_are_safe(app_state, tmp_path):
+    path = tmp_path / ".odd name;rm -rf.csv"
+    path.write_bytes(_csv([("The dogs bark.", "The dogs barks.")]))
+    out, _ = score_file.score_upload(str(path), DEFAULT_MODEL, ["lp"])
+    assert Path(out).name == f"odd_name_rm_-rf-scored-{DEFAULT_MODEL}.csv"
 
 
 # ------------------------------------------------------------------------------------------ explore
@@ -403,12 +484,13 @@ def test_model_failure_unloads_then_next_request_reloads(toy_dir, failure):
     state.set_state(st)
     try:
         engine = st.engine(DEFAULT_MODEL)
-        exc = torch.OutOfMemoryError("CUDA out of memory") if failure == "oom" else RuntimeError("CUDA error: an illegal memory access was encountered")
+        exc = (torch.OutOfMemoryError("CUDA out of memory") if failure == "oom"
+               else RuntimeError("CUDA error: an illegal memory access was encountered"))
 
         def fail(*a, **k):
             raise exc
 
-        engine.scorer.score = fail
+        engine.scorer.score = fail  # the causal scorer's forward passes
         with pytest.raises(gr.Error) as info:
             probe.probe_api("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", DEFAULT_MODEL, ["lp"])
         assert info.value.message == (OOM_MESSAGE if failure == "oom" else DEVICE_MESSAGE)

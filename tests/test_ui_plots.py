@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from accapp.ui import plots
+from accapp.ui import common, plots
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -58,6 +58,7 @@ def test_user_text_is_escaped_everywhere_in_the_figure():
     assert "&lt;img" in fig.layout.annotations[0].text
     assert "&lt;img" in fig.data[0].hovertext[0]
     assert plots.esc('"a" & <b>') == "&quot;a&quot; &amp; &lt;b&gt;"
+    assert plots.esc is common.esc  # one escaping for HTML and figures
 
 
 def test_token_labels():
@@ -94,16 +95,16 @@ def test_pll_figure_marks_inflated_words():
 def test_pll_figure_from_a_tiny_masked_lm():
     """The real masked engine's detail goes straight into the figure (tiny random BERT fixture)."""
     import torch
-
-    from accapp.scoring.masked import MaskedScorer
-    from accapp.scoring.masked_engine import MaskedEngine
     from masked_fixtures import tiny_bert, wordpiece_tokenizer
+
+    from accapp.engine import Engine
+    from accapp.scoring.masked import MaskedScorer
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         tok = wordpiece_tokenizer()
-        engine = MaskedEngine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32))
+        engine = Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32))
         result = engine.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
     finally:
         torch.set_num_threads(threads)

@@ -1,6 +1,6 @@
 """Accuracy of the judgment methods over a benchmark run, as DuckDB SQL over the store.
 
-Definitions (DESIGN.md, Ide et al. 2025 §4-5):
+Definitions (Ide et al. 2025 §4-5):
 
 - A row is one pair x method x template x variant; ``correct`` is 1/0 (for the ensembles the
   share of the 10 seeded draws that were right). Ties (score_good == score_bad) are wrong and

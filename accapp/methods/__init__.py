@@ -22,12 +22,17 @@ def all_methods() -> dict:
     return {m.id: m for m in methods}
 
 
-def kind_of(method) -> str:
-    return "masked" if method.family == "pll" else "causal"
-
-
 def method_ids(kind: str | None = None) -> list[str]:
-    return [i for i, m in all_methods().items() if kind is None or kind_of(m) == kind]
+    return [i for i, m in all_methods().items() if kind is None or m.kind == kind]
+
+
+def parse_ids(ids) -> list[str] | None:
+    """Method ids from a list or a comma-separated string, duplicates dropped; None means all."""
+    if ids is None or ids == "all" or (isinstance(ids, (list, tuple)) and list(ids) == ["all"]):
+        return None
+    if isinstance(ids, str):
+        ids = ids.split(",")
+    return list(dict.fromkeys(str(i).strip() for i in ids if i is not None and str(i).strip()))
 
 
 def resolve(ids, kind: str | None = "causal") -> list:
@@ -36,18 +41,18 @@ def resolve(ids, kind: str | None = "causal") -> list:
     Unknown ids, and ids the model kind cannot run, raise UserError.
     """
     table = all_methods()
-    if ids is None or ids == "all" or ids == ["all"]:
-        return [m for m in table.values() if kind is None or kind_of(m) == kind]
-    if isinstance(ids, str):
-        ids = [i.strip() for i in ids.split(",") if i.strip()]
-    unknown = [i for i in ids if i not in table]
+    wanted = parse_ids(ids)
+    if wanted is None:
+        return [m for m in table.values() if kind is None or m.kind == kind]
+    unknown = [i for i in wanted if i not in table]
     if unknown:
-        raise UserError(f"Unknown method(s): {', '.join(unknown)}. Known methods: {', '.join(table)}.")
-    if not ids:
+        known = ", ".join(i for i in table if kind is None or table[i].kind == kind)
+        raise UserError(f"Unknown method(s): {', '.join(unknown)}. Known methods: {known}.")
+    if not wanted:
         raise UserError("No method selected.")
     if kind is not None:
-        wrong = [i for i in ids if kind_of(table[i]) != kind]
+        wrong = [i for i in wanted if table[i].kind != kind]
         if wrong:
             need = "a masked LM" if kind == "causal" else "a causal LM"
             raise UserError(f"Method(s) {', '.join(wrong)} need {need}; pick another model or other methods.")
-    return [table[i] for i in ids]
+    return [table[i] for i in wanted]

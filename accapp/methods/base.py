@@ -1,50 +1,13 @@
-"""What a judgment method is: an id, a family, the templates it uses, the strings it needs
-scored (requests) and how it turns their log-probs into a score per sentence."""
+"""What a judgment method is: an id, a family, the model kind it needs, the templates it uses,
+the strings it needs scored (requests, accapp.scoring.api) and how it turns their results
+into one MethodScore per template and answer order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-
 from accapp.methods.formulas import verdict
-
-
-@dataclass(frozen=True)
-class Pair:
-    good: str
-    bad: str
-    meta: dict = field(default_factory=dict, hash=False, compare=False)
-
-
-@dataclass(frozen=True)
-class SeqRequest:
-    """Score every token of the concatenated parts (each part tokenized on its own)."""
-
-    parts: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class NextRequest:
-    """Log-probs of each answer written right after the prompt (full-vocabulary softmax)."""
-
-    prompt: str
-    answers: tuple[str, ...]
-    prefix: str = field(default="", compare=False, hash=False)  # the prompt's text before any sentence
-
-
-@dataclass
-class SeqResult:
-    ids: list[int]
-    tokens: list[str]
-    offsets: list[tuple[int, int]]
-    part_of_token: list[int]
-    logprobs: np.ndarray
-
-    def part_logprobs(self, part: int) -> np.ndarray:
-        mask = np.asarray(self.part_of_token) == part
-        return self.logprobs[mask]
 
 
 @dataclass
@@ -65,24 +28,64 @@ class Context:
         return self.lm.tokenizer
 
 
-Results = Callable[[object], object]  # request -> SeqResult | np.ndarray
+Results = Callable[[object], object]  # request -> its result (see accapp.scoring.api)
 
 
-def row(method: str, template: str, score_good: float, score_bad: float, variant: str = "", prediction: str = "") -> dict:
-    return {
-        "method": method,
-        "template": template,
-        "variant": variant,
-        "score_good": float(score_good),
-        "score_bad": float(score_bad),
-        "verdict": verdict(score_good, score_bad),
-        "prediction": prediction,
-    }
+@dataclass(frozen=True)
+class Answers:
+    """What a prompt method's model answered, as data (None where a method has no such answer)."""
+
+    letter: str | None = None  # A/B prompting: "A", "B" or "tie", in this answer order
+    good: str | None = None  # a judgment prompt's answer for the good sentence: "Yes", "No" or "tie"
+    bad: str | None = None  # ... and for the bad sentence
+    p_votes: int | None = None  # ensembles: Yes/No prob comp templates that judged the pair right (of 5)
+    l_votes: int | None = None  # ensembles: in-template LP templates that judged the pair right (of 5)
+
+    def text(self) -> str:
+        """The `prediction` text the results files keep."""
+        if self.letter is not None:
+            return self.letter
+        if self.good is not None:
+            return f"good:{self.good} bad:{self.bad}"
+        if self.p_votes is not None:
+            return f"P votes {self.p_votes}/5, L votes {self.l_votes}/5"
+        return ""
+
+
+@dataclass(frozen=True)
+class MethodScore:
+    """One judgment: a method's score of each sentence under one template and answer order."""
+
+    method: str
+    template: str
+    score_good: float
+    score_bad: float
+    variant: str = ""  # the answer order, for methods that ask both ("good=A", "good=B")
+    answers: Answers = field(default_factory=Answers)
+
+    @property
+    def verdict(self) -> str:
+        """'good' when the good sentence scores strictly higher, 'bad' when lower, else 'tie'."""
+        return verdict(self.score_good, self.score_bad)
+
+    @property
+    def prediction(self) -> str:
+        return self.answers.text()
+
+    def as_dict(self) -> dict:
+        return {"method": self.method, "template": self.template, "variant": self.variant,
+                "score_good": self.score_good, "score_bad": self.score_bad, "verdict": self.verdict,
+                "prediction": self.prediction}
+
+
+def judged(method: str, template: str, score_good, score_bad, variant: str = "", answers: Answers | None = None) -> MethodScore:
+    return MethodScore(method, template, float(score_good), float(score_bad), variant, answers or Answers())
 
 
 class Method:
     id: str = ""
     family: str = ""
+    kind: str = "causal"  # the model kind it needs: "causal" or "masked"
     name: str = ""
     formula: str = ""
     source: str = ""
@@ -90,11 +93,12 @@ class Method:
     def templates(self, ctx: Context) -> list[str]:
         return ["-"]
 
-    def requests(self, pair: Pair, ctx: Context) -> list:
+    def requests(self, pair, ctx: Context) -> list:
         raise NotImplementedError
 
-    def score(self, pair: Pair, ctx: Context, res: Results) -> list[dict]:
+    def score(self, pair, ctx: Context, res: Results) -> list[MethodScore]:
         raise NotImplementedError
 
     def describe(self) -> dict:
-        return {"id": self.id, "family": self.family, "name": self.name, "formula": self.formula, "source": self.source}
+        return {"id": self.id, "family": self.family, "kind": self.kind, "name": self.name, "formula": self.formula,
+                "source": self.source}

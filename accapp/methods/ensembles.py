@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Method, row
+from accapp.methods.base import Answers, Method, judged
 from accapp.methods.prompting import YesNoProbComp
+from accapp.schema import ENSEMBLE_METHODS
 from accapp.methods.readout import InTemplateSingle
 
 NAMES = {"ens_p_only": "Ensemble P-only", "ens_mix_p3": "Ensemble Mix-P3", "ens_mix_l3": "Ensemble Mix-L3", "ens_l_only": "Ensemble L-only"}
@@ -28,11 +29,11 @@ class Ensemble(Method):
         return self._p.requests(pair, ctx) + self._l.requests(pair, ctx)
 
     def score(self, pair, ctx, res):
-        p_votes = [r["verdict"] == "good" for r in self._p.score(pair, ctx, res)]
-        l_votes = [r["verdict"] == "good" for r in self._l.score(pair, ctx, res)]
+        p_votes = [r.verdict == "good" for r in self._p.score(pair, ctx, res)]
+        l_votes = [r.verdict == "good" for r in self._l.score(pair, ctx, res)]
         won = F.ensemble_correct(p_votes, l_votes, self.n_p, self.n_l)
-        return [row(self.id, "-", won, 1.0 - won, prediction=f"P votes {sum(p_votes)}/5, L votes {sum(l_votes)}/5")]
+        return [judged(self.id, "-", won, 1.0 - won, answers=Answers(p_votes=sum(p_votes), l_votes=sum(l_votes)))]
 
 
 def ensemble_methods() -> list[Method]:
-    return [Ensemble(i) for i in NAMES]
+    return [Ensemble(i) for i in ENSEMBLE_METHODS]

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Context, Method, NextRequest, row
+from accapp.methods.base import Answers, Context, Method, judged
 from accapp.prompts import render_prompt, template_set
+from accapp.scoring.api import NextRequest
+from accapp.scoring.tokens import answer_tokens
 
 IDE = "Ide et al. 2025, §3.3"
 HU_LEVY = "Hu & Levy 2023, Table 4"
@@ -64,7 +66,7 @@ class ABPrompting(Method):
                 pred = "A" if la > lb else "B" if lb > la else "tie"
                 g = F.two_way_logprob(lps[good_letter], lps[1 - good_letter])
                 bad = F.two_way_logprob(lps[1 - good_letter], lps[good_letter])
-                rows.append(row(self.id, t, g, bad, variant=variant, prediction=pred))
+                rows.append(judged(self.id, t, g, bad, variant, Answers(letter=pred)))
         return rows
 
 
@@ -85,7 +87,7 @@ class YesNoProbComp(Method):
             style = "chat" if ctx.chat else "base"
             tpl = ide["yes_no"]["zh"][style][0]
             prompt = _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", "他走了。"))
-            single = all(len(_answer_tokens(ctx, prompt, a)[1]) == 1 for a in ide["answers"]["yes_no"]["zh"])
+            single = all(len(answer_tokens(ctx.tokenizer, prompt, a)[1]) == 1 for a in ide["answers"]["yes_no"]["zh"])
             name = "zh" if single else "zh_answer_yes_no"
             ctx.cache[key] = (ide["yes_no"][name][style], tuple(ide["answers"]["yes_no"][name]))
         return ctx.cache[key]
@@ -107,19 +109,8 @@ class YesNoProbComp(Method):
         for t in self.templates(ctx):
             g = res(self._req(ctx, t, pair.good))
             b = res(self._req(ctx, t, pair.bad))
-            rows.append(row(self.id, t, F.yes_probability(g[0], g[1]), F.yes_probability(b[0], b[1])))
+            rows.append(judged(self.id, t, F.yes_probability(g[0], g[1]), F.yes_probability(b[0], b[1])))
         return rows
-
-
-def _answer_tokens(ctx: Context, prompt: str, answer: str):
-    """(context ids, answer ids) as the tokenizer writes the answer right after the prompt."""
-    tok = ctx.tokenizer
-    ctx_ids = tok(prompt, add_special_tokens=False)["input_ids"]
-    full = tok(prompt + answer, add_special_tokens=False)["input_ids"]
-    k = 0
-    while k < min(len(ctx_ids), len(full)) and ctx_ids[k] == full[k]:
-        k += 1
-    return full[:k], full[k:]
 
 
 class MetaPrompt(Method):
@@ -168,10 +159,10 @@ class MetaPrompt(Method):
     def score(self, pair, ctx, res):
         g, b = res(self._judge(ctx, pair.good)), res(self._judge(ctx, pair.bad))
         said = lambda x: "Yes" if x[0] > x[1] else "No" if x[0] < x[1] else "tie"  # noqa: E731
-        judgment = row(self.id, "judgment", g[0], b[0], prediction=f"good:{said(g)} bad:{said(b)}")
+        judgment = judged(self.id, "judgment", g[0], b[0], answers=Answers(good=said(g), bad=said(b)))
         first = res(self._compare(ctx, pair.good, pair.bad))  # good is option 1
         second = res(self._compare(ctx, pair.bad, pair.good))  # good is option 2
-        comparison = row(
+        comparison = judged(
             self.id, "comparison",
             float(np.mean([first[0], second[1]])), float(np.mean([first[1], second[0]])),
         )

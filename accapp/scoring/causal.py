@@ -9,20 +9,26 @@ trees share a row of the batch; a 4-D attention mask lets each token see exactly
 prefix's cached keys, its ancestors and itself, at its own positions. Without any shared
 prefix (LP alone) rows are one sequence each, right-padded, with no mask. Log-softmax is
 always taken in float32, as logits minus logsumexp (see logsoftmax.py).
+
+`execute(requests)` answers the engine (accapp.scoring.api): SeqRequests and NextRequests are
+tokenized, turned into sequences with their shareable prefix lengths, and scored in one call.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
 from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
+from accapp.scoring.api import NextRequest, SeqRequest, SeqResult
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
+from accapp.scoring.tokens import common_prefix_len
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
@@ -35,6 +41,14 @@ class Encoded:
     text: str
     ids: tuple[int, ...]
     offsets: tuple[tuple[int, int], ...]
+
+
+class CachedPrefix(NamedTuple):
+    """A template prefix run once: what every sequence sharing it continues from."""
+
+    last_hidden: torch.Tensor  # (1, H): predicts the first token after the prefix
+    kv: torch.Tensor  # (layers, 2, kv heads, tokens, head dim)
+    logprobs: torch.Tensor  # log p of the prefix's own tokens after the start token
 
 
 def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
@@ -54,12 +68,14 @@ def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
 
 
 class CausalScorer:
+    kind = "causal"
+
     def __init__(
         self,
         lm: LoadedModel,
-        batch_size: int = 64,  # measured best on a 2-core CPU (LP and full set; 16-128 tried)
+        batch_size: int = 64,  # strings a pass (chosen by measurement: docs/performance.md)
         share_prefix: bool = True,
-        head_chunk_rows: int = 512,  # rows per vocabulary projection (measured: 128-1024)
+        head_chunk_rows: int = 512,  # rows per vocabulary projection (docs/performance.md)
         prefix_cache_size: int = 128,
         row_tokens: int = ROW_TOKENS,
         pass_tokens_per_string: int = 32,
@@ -145,7 +161,7 @@ class CausalScorer:
         lps = self._logprobs_of(hidden[:-1], ids[0, 1:]) if len(prefix) > 1 else torch.empty(0)
         # KV stacked (layers, 2, kv heads, tokens, head dim): one copy per prefix into a packed row.
         kv = torch.stack([torch.stack([layer.keys[0], layer.values[0]]) for layer in out.past_key_values.layers])
-        hit = (hidden[-1:], kv, lps)
+        hit = CachedPrefix(hidden[-1:], kv, lps)
         self._prefix_cache[prefix] = hit
         while len(self._prefix_cache) > self.prefix_cache_size:
             self._prefix_cache.popitem(last=False)
@@ -201,16 +217,16 @@ class CausalScorer:
             out = self._decoder(input_ids=ids.to(self.device), use_cache=False)
             return out.last_hidden_state, lengths, ids, [None] * len(batch)
         prefixes = [self._prefix(s[:p]) if p else None for s, p in zip(batch, shared)]
-        n_layers = len(next(pr for pr in prefixes if pr is not None)[1])
+        n_layers = len(next(pr for pr in prefixes if pr is not None).kv)
         data = []
         for layer in range(n_layers):
             ks, vs = [], []
             for pr, p in zip(prefixes, shared):
                 if pr is None:
-                    ref = next(x for x in prefixes if x is not None)[1][layer][0][None]
+                    ref = next(x for x in prefixes if x is not None).kv[layer][0][None]
                     k = v = ref.new_zeros(ref.shape[0], ref.shape[1], pmax, ref.shape[3])
                 else:
-                    k, v = pr[1][layer][:, None]
+                    k, v = pr.kv[layer][:, None]
                     if p < pmax:
                         pad = k.new_zeros(k.shape[0], k.shape[1], pmax - p, k.shape[3])
                         k, v = torch.cat([pad, k], dim=2), torch.cat([pad, v], dim=2)
@@ -282,11 +298,11 @@ class CausalScorer:
         self.stats["decoder_tokens"] += ids_t.numel()
         data = None
         if P:
-            first = self._prefix(next(k for at in cols for k in at))[1]
+            first = self._prefix(next(k for at in cols for k in at)).kv
             past = first.new_zeros(first.shape[0], 2, B, first.shape[2], P, first.shape[4])
             for b, at in enumerate(cols):
                 for prefix, c in at.items():
-                    past[:, :, b, :, c : c + len(prefix)] = self._prefix(prefix)[1]
+                    past[:, :, b, :, c : c + len(prefix)] = self._prefix(prefix).kv
             data = [(past[layer, 0], past[layer, 1]) for layer in range(first.shape[0])]
         mask = torch.from_numpy(allowed)[:, None]
         dtype = next(self.model.parameters()).dtype
@@ -362,7 +378,7 @@ class CausalScorer:
                 else:  # its first own token is predicted by the prefix's last hidden state
                     key = id(pr)
                     if key not in extra:
-                        extra[key] = (len(extra), pr[0])
+                        extra[key] = (len(extra), pr.last_hidden)
                     rows += [torch.tensor([flat.shape[0] + extra[key][0]]), node[:-1]]
                     targets.append(own)
             if scored:
@@ -376,7 +392,7 @@ class CausalScorer:
                     mine = flat_lp[pos : pos + k]
                     pos += k
                     if pr is not None:
-                        mine = np.concatenate([pr[2].numpy(), mine])
+                        mine = np.concatenate([pr.logprobs.numpy(), mine])
                     results[i] = mine.astype(np.float32)
             if asked:
                 width = max(len(answers[i]) for i in asked)
@@ -385,3 +401,93 @@ class CausalScorer:
                 for b, i in enumerate(asked):
                     results[i] = lps[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
+
+    # ---- the engine's contract (accapp.scoring.api) ------------------------------------
+    def n_tokens(self, text: str) -> int:
+        return len(self.encode(text).ids)
+
+    def token_requests(self, text: str) -> list:
+        """The request whose result gives a sentence's per-token view."""
+        return [SeqRequest((text,))]
+
+    def show(self, request) -> list[dict]:
+        """The exact string a request feeds the model, start token included."""
+        start = self.tokenizer.convert_ids_to_tokens(self.start_id)
+        if isinstance(request, SeqRequest):
+            return [{"kind": "scored string", "text": start + "".join(request.parts)}]
+        text = request.prompt if request.prompt.startswith(start) else start + request.prompt
+        return [{"kind": "prompt, then one of " + " / ".join(request.answers), "text": text}]
+
+    def encode_parts(self, req: SeqRequest):
+        """(ids, character offsets in the joined text, part index) of a request's tokens."""
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        part_of: list[int] = []
+        base = 0
+        for p, text in enumerate(req.parts):
+            enc = self.encode(text)
+            ids.extend(enc.ids)
+            offsets.extend((base + a, base + b) for a, b in enc.offsets)
+            part_of.extend([p] * len(enc.ids))
+            base += len(text)
+        return ids, offsets, part_of
+
+    def answer_plan(self, req: NextRequest):
+        """Per answer: (context ids with start token, answer ids)."""
+        ctx_ids = self.encode(req.prompt).ids
+        plans = []
+        for answer in req.answers:
+            full = self.encode(req.prompt + answer).ids
+            k = common_prefix_len(ctx_ids, full)
+            if k == len(full):
+                raise ValueError(f"answer {answer!r} adds no token after the prompt")
+            plans.append((self.with_start(full[:k]), tuple(full[k:])))
+        return plans
+
+    def _seq_limit(self, req: SeqRequest) -> int:
+        """Tokens a templated string shares with its template-mates: start token + first part."""
+        return 1 + len(self.encode(req.parts[0]).ids) if len(req.parts) > 1 else 0
+
+    def _prompt_limit(self, req: NextRequest) -> int:
+        if not req.prefix:
+            return 0
+        a, b = self.encode(req.prefix).ids, self.encode(req.prompt).ids
+        return len(self.with_start(b[: common_prefix_len(a, b)]))
+
+    def execute(self, requests) -> dict:
+        """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest."""
+        seq_reqs = [r for r in requests if isinstance(r, SeqRequest)]
+        next_reqs = [r for r in requests if isinstance(r, NextRequest)]
+        if len(seq_reqs) + len(next_reqs) < len(requests):
+            raise ValueError("a causal LM answers SeqRequest and NextRequest only (PLL needs a masked LM)")
+        out: dict = {}
+        encoded = {r: self.encode_parts(r) for r in seq_reqs}
+        # A NextRequest whose answers are single tokens after one shared context needs one
+        # pass and a projection at the answer position; others score the answer tokens.
+        plans = {r: self.answer_plan(r) for r in next_reqs}
+        simple = [r for r in next_reqs if len({c for c, _ in plans[r]}) == 1 and all(len(a) == 1 for _, a in plans[r])]
+        simple_set = set(simple)
+        chained = [(r, i) for r in next_reqs if r not in simple_set for i in range(len(r.answers))]
+
+        seqs = [self.with_start(tuple(encoded[r][0])) for r in seq_reqs]
+        seqs += [plans[r][i][0] + plans[r][i][1] for r, i in chained]
+        limits = [self._seq_limit(r) for r in seq_reqs] + [self._prompt_limit(r) for r, _ in chained]
+        n_seq = len(seqs)
+        # Questions answered by one next token join the same forward passes.
+        seqs += [plans[r][0][0] for r in simple]
+        limits += [self._prompt_limit(r) for r in simple]
+        answers = [None] * n_seq + [tuple(a[0] for _, a in plans[r]) for r in simple]
+        lps = self.score(seqs, limits, answers) if seqs else []
+        for r, lp in zip(seq_reqs, lps):
+            ids, offsets, part_of = encoded[r]
+            text = "".join(r.parts)
+            out[r] = SeqResult(list(ids), [text[a:b] for a, b in offsets], offsets, part_of, lp)
+        chained_lp: dict = {}
+        for (r, i), lp in zip(chained, lps[len(seq_reqs) : n_seq]):
+            n_ans = len(plans[r][i][1])
+            chained_lp.setdefault(r, [0.0] * len(r.answers))[i] = float(np.sum(lp[-n_ans:], dtype=np.float64))
+        for r, v in chained_lp.items():
+            out[r] = np.asarray(v)
+        for r, v in zip(simple, lps[n_seq:]):
+            out[r] = v.astype(np.float64)
+        return out

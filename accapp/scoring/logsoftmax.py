@@ -1,9 +1,8 @@
 """Log-probabilities of chosen tokens from logits, accurately.
 
-torch's float32 `log_softmax` on the CPU (MKL build) is biased: about 1.6e-5 nats too high
-per token against a float64 reference, always the same way, so a 60-token string drifts by
-1e-3. `logits - logsumexp(logits)` in float32 stays within 3e-6 of float64, with no bias
-(measured on SmolLM2; see tests/test_causal_scorer.py). Every scorer uses this one.
+torch's float32 `log_softmax` on the CPU (MKL build) is biased, always the same way, so long
+strings drift; `logits - logsumexp(logits)` in float32 is not (docs/performance.md,
+tests/test_causal_scorer.py). Every scorer uses this one.
 """
 
 from __future__ import annotations
@@ -26,11 +25,10 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     `vocab_chunk` vocabulary ids at a time by project(h, start, stop) (float32 logits of rows h
     for ids start..stop-1); vocab_chunk None: one product for the whole vocabulary.
 
-    Why chunks: on a CPU the full-vocabulary projection is bound by memory, not arithmetic: 256
-    rows of logits are 50 MB for SmolLM2 and 268 MB for Gemma 3, written by the product and read
-    again by logsumexp. Here the vocabulary streams through in chunks whose logits stay in
-    cache, with an online logsumexp. Measured on this 2-core CPU: a row's projection 0.62 ->
-    0.39 ms (SmolLM2), 3.6 -> 2.6 ms (Gemma 3). A target's logit is read from the same product
+    Why chunks: on a CPU the full-vocabulary projection is bound by memory, not arithmetic: the
+    logits are written by the product and read again by logsumexp. Here the vocabulary streams
+    through in chunks whose logits stay in cache, with an online logsumexp (docs/performance.md
+    has the gain). A target's logit is read from the same product
     as its logsumexp (a separate dot product rounds differently, and for a confident token
     that difference no longer cancels: twice the error against the float64 baseline).
     Why rows: a token tree's shared node predicts every child that follows it; each hidden row

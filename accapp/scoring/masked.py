@@ -1,6 +1,10 @@
 """Masked-LM scorer: per-token pseudo-log-likelihoods under Kauf & Ivanova's four variants.
 
-Definitions (mask sets per variant) live in accapp.methods.pll; words in accapp.words.
+Definitions (mask sets per variant) live in accapp.scoring.pll_variants; words in accapp.words.
+
+It answers the engine's ``execute(requests)`` for ``PLLRequest``s (accapp.scoring.api): every
+request for one sentence gets the same ``SentencePLL``, computed once for all the variants
+asked of it, and kept in a bounded LRU cache (``cache_size`` sentences).
 
 What it computes, per sentence (``MaskedScorer.score_sentences`` / ``sentence_pll``):
 ``SentencePLL`` with
@@ -32,19 +36,20 @@ chunk_size).
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from accapp.errors import UserError
+from accapp.scoring.api import INFLATION_MARGIN, PLLRequest, SentencePLL, TokenPLL, WordPLL
 from accapp.scoring.logsoftmax import target_logprobs
-from accapp.methods.pll import VARIANTS, mask_sets
+from accapp.scoring.pll_variants import VARIANTS, mask_sets
 from accapp.words import Word, assign_words, split_words
 
 DEFAULT_CHUNK_SIZE = 64  # masked copies per forward pass
 HEAD_ROWS = 512  # hidden-state rows projected onto the vocabulary at once
-INFLATION_MARGIN = 1.0  # nats: PLL-original - PLL-word-l2r of a multi-token word above this = inflated
+ALWAYS = ("original", "word_l2r")  # every sentence's token view and inflation flag need these
 
 
 @dataclass(frozen=True)
@@ -61,56 +66,6 @@ class EncodedSentence:
 
     def __len__(self) -> int:
         return len(self.positions)
-
-
-@dataclass
-class TokenPLL:
-    index: int  # among the scored tokens (0-based)
-    position: int  # in the model input (special tokens counted)
-    token_id: int
-    token: str  # the characters it covers, text[start:end]
-    piece: str  # the tokenizer's token string ("##la", "Ġdon", ...)
-    start: int
-    end: int
-    word_index: int
-    word: str
-    logprob: dict = field(default_factory=dict)  # variant -> log p (nats)
-    masked: dict = field(default_factory=dict)  # variant -> scored-token indices masked for it
-
-
-@dataclass
-class WordPLL:
-    index: int
-    text: str
-    start: int
-    end: int
-    tokens: list  # scored-token indices
-    pieces: list  # their texts
-    logprob: dict = field(default_factory=dict)  # variant -> sum over the word's tokens
-    inflation: float | None = None  # logprob["original"] - logprob["word_l2r"], when both computed
-    inflated: bool = False
-
-
-@dataclass
-class SentencePLL:
-    text: str
-    variants: tuple
-    tokens: list  # TokenPLL
-    words: list  # WordPLL
-    scores: dict  # variant -> PLL
-
-    def to_dict(self) -> dict:
-        return {
-            "text": self.text,
-            "variants": list(self.variants),
-            "scores": dict(self.scores),
-            "tokens": [asdict(t) for t in self.tokens],
-            "words": [asdict(w) for w in self.words],
-            "inflation_margin": INFLATION_MARGIN,
-        }
-
-    def token_logprobs(self, variant: str) -> np.ndarray:
-        return np.array([t.logprob[variant] for t in self.tokens], dtype=np.float64)
 
 
 def _at_least_fp32(logits: torch.Tensor) -> torch.Tensor:
@@ -141,7 +96,10 @@ def _split_model(model):
 class MaskedScorer:
     """PLL scorer around a masked LM and its fast tokenizer (see the module doc)."""
 
-    def __init__(self, model, tokenizer, chunk_size: int = DEFAULT_CHUNK_SIZE, lm=None, split_head: bool = True) -> None:
+    kind = "masked"
+
+    def __init__(self, model, tokenizer, chunk_size: int = DEFAULT_CHUNK_SIZE, lm=None, split_head: bool = True,
+                 cache_size: int = 512) -> None:
         if chunk_size is None or int(chunk_size) < 1:
             raise UserError("chunk_size must be a positive number of masked copies.")
         if not getattr(tokenizer, "is_fast", False):
@@ -160,10 +118,68 @@ class MaskedScorer:
         self._encode_cache: OrderedDict = OrderedDict()
         self.forward_passes = 0  # chunks run (for tests and benchmarks)
         self.copies_scored = 0
+        self.cache_size = cache_size
+        self._detail_cache: OrderedDict = OrderedDict()  # sentence -> SentencePLL
 
     @classmethod
     def from_loaded(cls, lm, chunk_size: int = DEFAULT_CHUNK_SIZE) -> "MaskedScorer":
         return cls(lm.model, lm.tokenizer, chunk_size=chunk_size, lm=lm)
+
+    # ---- the engine's contract (accapp.scoring.api) ------------------------------------
+    def execute(self, requests) -> dict:
+        """SentencePLL for every PLLRequest; all requests of one sentence share one result."""
+        wanted: dict[str, set] = {}
+        for r in requests:
+            if not isinstance(r, PLLRequest):
+                raise UserError(f"A masked LM cannot answer {type(r).__name__}: pick a causal LM for this method.")
+            if r.variant not in VARIANTS:
+                raise ValueError(f"unknown PLL variant {r.variant!r}")
+            wanted.setdefault(r.text, set()).add(r.variant)
+        out: dict = {}
+        texts = list(wanted)
+        # Chunks of sentences keep the cache from evicting what this call still needs.
+        step = max(1, self.cache_size // 4)
+        for i in range(0, len(texts), step):
+            part = texts[i : i + step]
+            variants = set().union(*(wanted[t] for t in part)) | set(ALWAYS)
+            for t, d in zip(part, self.sentence_details(part, variants)):
+                out[t] = d
+        return {r: out[r.text] for r in requests}
+
+    def n_tokens(self, text: str) -> int:
+        """Scored tokens of the bare sentence (special tokens excluded)."""
+        return len(self.encode(text))
+
+    def token_requests(self, text: str) -> list:
+        """The requests whose results give a sentence's per-token view (PLL-original, and
+        PLL-word-l2r for the inflation of multi-token words)."""
+        return [PLLRequest(text, v) for v in ALWAYS]
+
+    def show(self, request) -> list[dict]:
+        """The masked inputs a PLL request feeds the model, one per scored token, as text."""
+        enc = self.encode(request.text)
+        shown = []
+        for t, m in enumerate(mask_sets(enc.word_of, request.variant)):
+            pieces = self.tokenizer.convert_ids_to_tokens(self.masked_input(request.text, m))
+            shown.append({"kind": f"predicts token {t} ({enc.pieces[t]})", "masked": list(m), "text": " ".join(pieces)})
+        return shown
+
+    def sentence_details(self, texts: list[str], variants) -> list[SentencePLL]:
+        """SentencePLL of each text with at least `variants`, from the cache where possible."""
+        want = set(variants)
+        cache = self._detail_cache
+        missing = [t for t in dict.fromkeys(texts) if not (t in cache and want <= set(cache[t].variants))]
+        if missing:
+            order = tuple(v for v in VARIANTS if v in want)
+            for t, d in zip(missing, self.score_sentences(missing, order)):
+                cache[t] = d
+        out = []
+        for t in texts:
+            cache.move_to_end(t)
+            out.append(cache[t])
+        while len(cache) > self.cache_size:
+            cache.popitem(last=False)
+        return out
 
     # ---- tokenization -------------------------------------------------------------
     def encode(self, text: str) -> EncodedSentence:
@@ -188,10 +204,6 @@ class MaskedScorer:
         if len(self._encode_cache) > 50_000:
             self._encode_cache.popitem(last=False)
         return hit
-
-    def n_tokens(self, text: str) -> int:
-        """Scored tokens of the bare sentence (special tokens excluded)."""
-        return len(self.encode(text))
 
     def masked_input(self, text: str, masked: tuple[int, ...]) -> list[int]:
         """Model input ids of `text` with the given scored tokens replaced by the mask token."""
@@ -316,29 +328,3 @@ class MaskedScorer:
             ))
         scores = {v: float(np.sum([tk.logprob[v] for tk in tokens], dtype=np.float64)) for v in variants}
         return SentencePLL(text, variants, tokens, words, scores)
-
-
-# ---- loading registry models ---------------------------------------------------------------
-def load_masked_model(model_id: str, dtype: str = "fp32", quantization: str | None = None, device: str | None = None):
-    """Load a registry masked LM (kind "masked") with AutoModelForMaskedLM from its hub id.
-
-    Only registry ids load (others raise UserError); needs a reachable hub or a local HF cache.
-    """
-    from accapp.models import get_spec
-    from accapp.models.loading import DTYPES, QUANTIZATIONS, LoadedModel, load_weights, pick_device
-
-    spec = get_spec(model_id)
-    if spec.kind != "masked":
-        raise UserError(f"Model '{model_id}' is a {spec.kind} LM, not a masked LM.")
-    if dtype not in DTYPES:
-        raise UserError(f"Unknown dtype '{dtype}'. Choose one of: {', '.join(DTYPES)}.")
-    if quantization not in QUANTIZATIONS:
-        raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
-    if spec.source.get("type") != "hub" or not spec.hub_id:
-        raise UserError(f"Model '{model_id}' has no hub source to load from.")
-    from transformers import AutoModelForMaskedLM
-
-    device = pick_device(device)
-    model, tokenizer = load_weights(AutoModelForMaskedLM, spec, spec.hub_id, dtype, quantization, device)
-    start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)

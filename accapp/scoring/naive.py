@@ -1,6 +1,6 @@
-"""The naive baseline: one plain forward pass per string, no batching, no prefix sharing,
-full-vocabulary logits at every position. Same requests, same numbers (within float
-noise) as the fast engine: used to check every optimisation and to measure its gain.
+"""The naive reference scorer: one plain forward pass per string, no batching, no prefix
+sharing, full-vocabulary logits at every position. Same requests, same numbers (within float
+noise) as the fast causal scorer: used to check every optimisation and to measure its gain.
 """
 
 from __future__ import annotations
@@ -8,32 +8,36 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from accapp.methods.base import NextRequest, SeqRequest, SeqResult
-from accapp.methods.engine import Engine
+from accapp.scoring.api import NextRequest, SeqRequest, SeqResult
+from accapp.scoring.causal import CausalScorer
 
 
-class NaiveEngine(Engine):
+class NaiveScorer(CausalScorer):
+    """Tokenizes exactly as CausalScorer (its encode, parts and answer plans); computes plainly."""
+
     @torch.inference_mode()
     def _full_logprobs(self, ids: list[int]) -> torch.Tensor:
         # float64 log-softmax: the baseline is also the reference, so no float32 rounding of its own.
-        logits = self.lm.model(torch.tensor([ids], device=self.scorer.device)).logits[0].double()
+        logits = self.model(torch.tensor([ids], device=self.device)).logits[0].double()
         return torch.log_softmax(logits, dim=-1).cpu()
 
     def execute(self, requests) -> dict:
         out: dict = {}
         for r in requests:
             if isinstance(r, SeqRequest):
-                ids, offsets, part_of = self._encode_parts(r)
-                seq = list(self.scorer.with_start(tuple(ids)))
+                ids, offsets, part_of = self.encode_parts(r)
+                seq = list(self.with_start(tuple(ids)))
                 logp = self._full_logprobs(seq)
                 lps = np.array([logp[i - 1, seq[i]].item() for i in range(1, len(seq))], dtype=np.float32)
                 text = "".join(r.parts)
                 out[r] = SeqResult(list(ids), [text[a:b] for a, b in offsets], offsets, part_of, lps)
             elif isinstance(r, NextRequest):
                 vals = []
-                for context, answer in self._answer_plan(r):
+                for context, answer in self.answer_plan(r):
                     seq = list(context) + list(answer)
                     logp = self._full_logprobs(seq)
                     vals.append(sum(logp[i - 1, seq[i]].item() for i in range(len(context), len(seq))))
                 out[r] = np.asarray(vals, dtype=np.float64)
+            else:
+                raise ValueError(f"the naive causal scorer cannot answer {type(r).__name__}")
         return out

@@ -6,7 +6,7 @@ own sequence's earlier tokens and its template prefix (a 4-D attention mask), th
 pass with large matrix products. And the strings of one template share more than the
 template's text: a minimal pair's two sentences usually begin alike ("The cats that the dog
 chased sleep/sleeps"), so sequences that begin alike are laid out as a tree whose shared
-tokens are run once (14 % of the tokens of the full method set on BLiMP).
+tokens are run once (docs/performance.md says how much that saves).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def build_units(owns: Sequence[Sequence[int]], keys: Sequence[Hashable], capacit
             prev = own
     return units
 
-# Rows of this many tokens: large matrix products, little padding, cheap attention (64-192 measured).
+# Rows of this many tokens: large matrix products, little padding, cheap attention (docs/performance.md).
 ROW_TOKENS = 128
 
 
@@ -115,8 +115,7 @@ def pack_rows(lengths: Sequence[int], keys: Sequence[Hashable], capacity: int) -
 def balanced_capacity(lengths: Sequence[int], keys: Sequence[Hashable], capacity: int, token_budget: int) -> int:
     """The row capacity to pack with: when everything fits one pass, the smallest capacity
     that still needs no more rows than `capacity` does, so the rows come out even and the pass,
-    padded to its longest row, carries little padding (a probe's 9 rows of 128 tokens had a
-    last row of 24: 9 % of the pass was padding). Otherwise `capacity`."""
+    padded to its longest row, carries little padding. Otherwise `capacity`."""
     rows = len(pack_rows(lengths, keys, capacity))
     total = sum(lengths)
     if rows * capacity > token_budget:

@@ -33,20 +33,12 @@ import duckdb
 import pandas as pd
 
 from accapp.errors import UserError
+from accapp.schema import ENSEMBLE_METHODS, RESULT_COLUMNS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "precomputed" / "results"
 DEFAULT_PUBLISHED_DIR = PROJECT_ROOT / "precomputed" / "published"
 
-# The columns the benchmark runner writes, with the types the view guarantees.
-RESULT_COLUMNS: dict[str, str] = {
-    "model": "VARCHAR", "benchmark": "VARCHAR", "paradigm": "VARCHAR", "phenomenon": "VARCHAR",
-    "pair_id": "VARCHAR", "method": "VARCHAR", "template": "VARCHAR", "variant": "VARCHAR",
-    "score_good": "DOUBLE", "score_bad": "DOUBLE", "correct": "DOUBLE", "tie": "BOOLEAN",
-    "prediction": "VARCHAR", "len_good": "INTEGER", "len_bad": "INTEGER", "len_diff": "INTEGER",
-    "good": "VARCHAR", "bad": "VARCHAR",
-}
-ENSEMBLE_METHODS = ("ens_p_only", "ens_mix_p3", "ens_mix_l3", "ens_l_only")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -289,3 +281,18 @@ class Store:
         if limit is not None:
             params["limit"] = limit
         return self.query(sql, params)
+
+    def pair_rows(self, model: str, *, benchmark: str | None = None, paradigm: str | None = None,
+                  pair_id: str | None = None, good: str | None = None, bad: str | None = None) -> pd.DataFrame:
+        """One pair's result rows for a model (every method, template and order): the pair named
+        by benchmark + paradigm + pair_id, or by its two sentences. Empty when no run has it."""
+        by_id = benchmark is not None and paradigm is not None and pair_id is not None
+        if not by_id and (good is None or bad is None):
+            raise ValueError("pair_rows needs benchmark, paradigm and pair_id, or good and bad")
+        cols = "method, template, variant, correct, score_good, score_bad, benchmark, paradigm, phenomenon, pair_id"
+        where = ("benchmark = $benchmark AND paradigm = $paradigm AND pair_id = $pair_id" if by_id
+                 else "good = $good AND bad = $bad")
+        params = ({"benchmark": str(benchmark), "paradigm": str(paradigm), "pair_id": str(pair_id)} if by_id
+                  else {"good": str(good), "bad": str(bad)})
+        return self.query(f"SELECT {cols} FROM results WHERE model = $model AND {where}",
+                          {"model": str(model), **params})

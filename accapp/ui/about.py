@@ -6,10 +6,11 @@ import html
 
 import gradio as gr
 
-from accapp.bench.datasets import ASSETS, CITATIONS
 from accapp.methods import all_methods
 from accapp.models import registry
 from accapp.prompts import template_set
+from accapp.runner.datasets import ASSETS
+from accapp.schema import BUILTIN_BENCHMARKS
 from accapp.ui.common import intro
 
 PAPERS = [
@@ -26,7 +27,10 @@ PAPERS = [
 
 
 def md(text) -> str:
-    """Text for a Markdown table cell: HTML and Markdown specials escaped, newlines shown as ⏎."""
+    """Text for a Markdown table cell: HTML and Markdown specials escaped, newlines shown as ⏎.
+
+    Not common.esc: quotes stay as they are, because their entities (&#x27;) hold a '#' that
+    the Markdown escaping below would break into visible text."""
     s = html.escape("" if text is None else str(text), quote=False)
     for ch in "\\`*_{}[]<>()#+!|~":
         s = s.replace(ch, "\\" + ch)
@@ -84,7 +88,7 @@ def models_md() -> str:
 
 
 def benchmarks_md() -> str:
-    out = [f"- **{name.upper()}**: {md(text)}" for name, text in CITATIONS.items()]
+    out = [f"- **{name.upper()}**: {md(b['citation'])}" for name, b in BUILTIN_BENCHMARKS.items()]
     readme = ASSETS / "README.md"
     if readme.is_file():
         out.append("\n<details><summary>How the shipped benchmark files were made</summary>\n\n"

@@ -11,52 +11,9 @@ import traceback
 import gradio as gr
 
 from accapp.errors import UserError
+from accapp.service.messages import DEVICE_MESSAGE, OOM_MESSAGE, is_device_error, is_oom, message_of  # noqa: F401 - the tabs' names for them
 
 log = logging.getLogger("accapp.ui")
-
-OOM_MESSAGE = ("The model ran out of memory on this machine. Try fewer methods, shorter sentences, "
-               "a smaller file, or a smaller model.")
-
-
-def is_oom(exc: BaseException) -> bool:
-    if isinstance(exc, MemoryError):
-        return True
-    try:
-        import torch
-
-        if isinstance(exc, torch.OutOfMemoryError):
-            return True
-    except (ImportError, AttributeError):
-        pass
-    text = str(exc).lower()
-    return isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
-
-
-DEVICE_MESSAGE = ("The GPU reported an error while scoring; the model has been unloaded and loads again "
-                  "with your next request. Try again.")
-
-
-def is_device_error(exc: BaseException) -> bool:
-    """A CUDA / accelerator failure (not bad input): the model's state can no longer be trusted."""
-    try:
-        import torch
-
-        if isinstance(exc, getattr(torch, "AcceleratorError", ())):
-            return True
-    except ImportError:
-        pass
-    return isinstance(exc, RuntimeError) and ("cuda error" in str(exc).lower() or "cublas" in str(exc).lower())
-
-
-def message_of(exc: BaseException) -> str:
-    """What a person sees for an exception: its message for UserError, a plain line otherwise."""
-    if isinstance(exc, UserError):
-        return str(exc)
-    if is_oom(exc):
-        return OOM_MESSAGE
-    if is_device_error(exc):
-        return DEVICE_MESSAGE
-    return f"Something went wrong ({type(exc).__name__}: {str(exc)[:300]}). The details are in the server log."
 
 
 def _as_message(fn, exc: Exception) -> gr.Error:
@@ -102,12 +59,22 @@ def friendly(fn):
 
 
 def esc(text) -> str:
+    """Text safe inside HTML, and inside plotly labels and hovers (which read a few HTML-like tags):
+    every special character an entity, so user text shows literally."""
     return html.escape("" if text is None else str(text), quote=True)
 
 
 def intro(title: str, text: str) -> str:
     """The short heading and explanation on top of a tab (trusted text, written here)."""
     return f"<div class='acc-intro'><h2>{title}</h2><p>{text}</p></div>"
+
+
+def pair_label(meta: dict | None) -> str:
+    """The small line naming a benchmark pair (benchmark · phenomenon · paradigm · pair id)."""
+    if not meta:
+        return ""
+    return (f"<div class='acc-small'>{esc(str(meta['benchmark']).upper())} · {esc(meta['phenomenon'])} · "
+            f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}</div>")
 
 
 def note(text_html: str, kind: str = "info") -> str:

@@ -18,7 +18,7 @@ from accapp import analysis as A
 from accapp.errors import UserError
 from accapp.models import registry
 from accapp.ui import plots
-from accapp.ui.common import esc, friendly, intro, message_of, note
+from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
 from accapp.ui.state import BENCHMARKS, get_state
 
 PREFERRED = ("lp", "in_template_lp", "yes_no_prob_comp")
@@ -276,7 +276,8 @@ def ab_view(store, bench, model):
                                          "both": "both orders"}))
     ref = {"50 % = no preference for A": 50.0}
     if not pub.empty:
-        ref[f"published mean over models: {pub.share_A.mean():.1f} % ({plots.short_source(pub.source.iloc[0])}, Table 12)"] = float(pub.share_A.mean())
+        src = plots.short_source(pub.source.iloc[0])
+        ref[f"published mean over models: {pub.share_A.mean():.1f} % ({src}, Table 12)"] = float(pub.share_A.mean())
     fig = plots.grouped_bar_figure(df, "template", "share_A", "order", esc(f"Share of 'A' answers · {model_label(model)}"),
                                    y_title="answers 'A' (%)", reference=ref)
     return fig, pub_tbl
@@ -419,11 +420,12 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
             para_phen = gr.Dropdown(["all"], value="all", label="Phenomenon")
             para_plot = gr.Plot(label="Accuracy per paradigm", elem_id="explore-paradigm")
         with gr.Tab("Ensembles & A/B"):
-            ens_tbl = gr.Dataframe(elem_classes=["acc-table"], label="Ensembles and oracles: accuracy (%), this project and Ide et al. 2025 Table 5",
-                                   interactive=False, wrap=True, elem_id="explore-ensembles")
+            ens_tbl = gr.Dataframe(elem_classes=["acc-table"], interactive=False, wrap=True, elem_id="explore-ensembles",
+                                   label="Ensembles and oracles: accuracy (%), this project and Ide et al. 2025 Table 5")
             ens_plot = gr.Plot(label="Ensembles")
             ab_plot = gr.Plot(label="A/B prompting: share of 'A' answers")
-            ab_tbl = gr.Dataframe(elem_classes=["acc-table"], label="Published share of 'A' answers (Ide et al. 2025, Table 12)", interactive=False)
+            ab_tbl = gr.Dataframe(elem_classes=["acc-table"], interactive=False,
+                                  label="Published share of 'A' answers (Ide et al. 2025, Table 12)")
         with gr.Tab("Word order & attractors"):
             shuffle_plot = gr.Plot(label="Word-shuffling paradigms")
             attract_plot = gr.Plot(label="Subject-verb agreement by attractor")
@@ -458,10 +460,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         meta = {"benchmark": bench_value, "paradigm": str(row["Paradigm"]), "phenomenon": str(row["Phenomenon"]),
                 "pair_id": str(row["Pair"]), "good": str(row["Acceptable sentence"]),
                 "bad": str(row["Unacceptable sentence"])}
-        label = (f"<div class='acc-small'>{esc(bench_value.upper())} · {esc(meta['phenomenon'])} · "
-                 f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}</div>")
         model_update = gr.update(value=model_value) if model_value in registry() else gr.update()
-        return meta["good"], meta["bad"], meta, label, model_update, gr.Tabs(selected=probe_tab_id)
+        return meta["good"], meta["bad"], meta, pair_label(meta), model_update, gr.Tabs(selected=probe_tab_id)
 
     wrong.select(open_in_probe, [wrong_state, bench, model], [probe.good, probe.bad, probe.meta, probe.pair_label,
                                                               probe.model, tabs], **hidden).then(

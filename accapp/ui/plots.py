@@ -1,20 +1,21 @@
-"""Plotly figure builders for the app: plain data in, a figure out (no Gradio, no model, no store).
+"""Plotly figure builders for the app: plain data in, a figure out (no model, no store).
 
 Every string that may come from a person (sentences, tokens, file names) goes through
-:func:`esc` before it reaches a figure: plotly reads a small set of HTML-like tags in text,
+:func:`accapp.ui.common.esc` before it reaches a figure: plotly reads a small set of HTML-like tags in text,
 so ``<img src=x onerror=alert(1)>`` is escaped to entities and shown as the literal text.
 """
 
 from __future__ import annotations
 
 import difflib
-import html
 import math
 from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from accapp.ui.common import esc
 
 LN2 = math.log(2.0)
 UNITS = ("bits", "nats")
@@ -31,11 +32,6 @@ VARIANT_COLORS = {"original": "#adb5bd", "word_l2r": "#1c7ed6", "whole_word": "#
 VARIANT_NAMES = {"original": "PLL-original", "word_l2r": "PLL-word-l2r", "whole_word": "PLL-whole-word",
                  "sentence_l2r": "PLL-sentence-l2r"}
 FONT = dict(family="Inter, 'Noto Sans', 'Noto Sans CJK SC', Arial, sans-serif", size=15)
-
-
-def esc(text) -> str:
-    """Text safe for a plotly label or hover: HTML-escaped (shown literally)."""
-    return html.escape("" if text is None else str(text), quote=True)
 
 
 def token_label(token: str) -> str:
@@ -321,8 +317,9 @@ def length_figure(by_length: pd.DataFrame, bias: pd.DataFrame | None = None, pub
     ticks = by_length.drop_duplicates("len_diff").sort_values("len_diff")
     fig.add_hline(y=50, line=dict(color="#adb5bd", dash="dot"))
     _base_layout(fig, title, height=480)
-    fig.update_layout(legend=dict(orientation="v", y=-0.22, yanchor="top"), margin=dict(b=60 + 24 * by_length.groupby(["method", "template"]).ngroups))
-    fig.update_layout(height=420 + 24 * by_length.groupby(["method", "template"]).ngroups)
+    lines = by_length.groupby(["method", "template"]).ngroups
+    fig.update_layout(legend=dict(orientation="v", y=-0.22, yanchor="top"), margin=dict(b=60 + 24 * lines))
+    fig.update_layout(height=420 + 24 * lines)
     fig.update_xaxes(title_text="token-length difference: |good| − |bad| (model tokens)", tickmode="array",
                      tickvals=ticks["len_diff"].tolist(), ticktext=[esc(t) for t in ticks["label"]])
     fig.update_yaxes(title_text="accuracy (%)", range=[0, 102])

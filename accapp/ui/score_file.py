@@ -1,32 +1,30 @@
 """Score-a-file tab: a CSV or JSONL of minimal pairs in, a CSV with one row per input row out.
 
-Every row is checked on its own (``engine.check_pair``): a row that fails (an empty sentence,
-one too long) gets its message in the ``error`` column and the others are scored in batches
-(``engine.score_pairs``). The result is written to a temporary file and renamed into place,
-so a download never sees half a file. The same function is the ``/score_file`` API endpoint.
+The scoring is :mod:`accapp.service.score_file` (per-row checks, batches, an ``error`` column);
+this tab writes its result to a temporary file renamed into place, so a download never sees
+half a file. The same work is the ``/score_file`` API endpoint.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
-from accapp.bench.datasets import parse_pairs
-from accapp.errors import UserError
-from accapp.methods import method_ids, resolve
+from accapp.files import safe_name, write_atomic
+from accapp.methods import method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
-from accapp.ui.common import esc, friendly, intro, message_of, note
-from accapp.ui.probe import majority, method_choices
+from accapp.service import score_file as svc
+from accapp.service.probe import method_choices
+from accapp.ui.common import esc, friendly, intro, note
 from accapp.ui.state import get_state, model_choices
 
-BATCH = 8  # pairs per engine call: a progress step, and the work one failed batch re-does pair by pair
-MAX_ROWS = int(os.environ.get("ACCAPP_UI_MAX_ROWS", "5000") or 5000)
+MAX_ROWS = svc.MAX_ROWS
 DEFAULT_METHODS = ["lp", "mean_lp", "pen_lp", "in_template_lp", "yes_no_prob_comp"]
 KEEP_RESULTS_S = 3600
 EXAMPLE_ROWS = [
@@ -36,106 +34,12 @@ EXAMPLE_ROWS = [
 ]
 
 
-def column_name(method: str, template: str, variant: str, field: str) -> str:
-    """'lp: score_good', 'in_template_lp [2]: verdict', 'ab_prompting [1, good=A]: score_bad'."""
-    tag = [t for t in ((template if template not in ("-", "") else ""), variant) if t]
-    return f"{method}{' [' + ', '.join(tag) + ']' if tag else ''}: {field}"
-
-
-def _result_columns(result) -> dict:
-    out = {"tokens_good": result.len_good, "tokens_bad": result.len_bad}
-    maj = majority(result.rows)
-    out["majority_verdict"] = maj["verdict"]
-    out["judgments_for_good"] = maj["good"]
-    out["judgments_for_bad"] = maj["bad"]
-    for r in result.rows:
-        for field in ("score_good", "score_bad", "verdict"):
-            out[column_name(r["method"], str(r.get("template", "-")), str(r.get("variant", "")), field)] = r[field]
-    return out
-
-
-def finish(steps):
-    """Run a step generator to its end; return what it returns."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return stop.value
-
-
-def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None) -> pd.DataFrame:
-    """One output row per input row: the input, an ``error`` column, and every method's scores."""
-    return finish(score_steps(pairs, model_id, methods, progress))
-
-
-def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None):
-    """score_frame, one batch a step: yields (rows done, rows) after each batch, returns the frame.
-
-    The app's handlers are generators over these steps: Gradio can stop a generator between
-    two steps (the Stop button, /cancel), where a plain function would run to its end. No
-    model slot is held across a step, so a stopped run frees the model at once.
-    """
-    spec = get_spec(model_id)
-    if not methods:
-        raise UserError("Pick at least one method.")
-    resolve(methods, spec.kind)
-    if len(pairs) > MAX_ROWS:
-        raise UserError(f"The file has {len(pairs):,} rows; this app scores at most {MAX_ROWS:,} at a time. "
-                        "Split the file, or run `python -m accapp bench --benchmark FILE` on your own machine.")
-    state = get_state()
-    total = len(pairs)
-    with state.model_slot(model_id):
-        engine = state.engine(model_id)
-    errors: dict[int, str] = {}
-    valid: list[tuple[int, object]] = []
-    for i, (good, bad) in enumerate(zip(pairs["good"], pairs["bad"])):
-        try:
-            with state.model_slot(model_id):
-                valid.append((i, engine.check_pair(good, bad)))
-        except UserError as exc:
-            errors[i] = str(exc)
-    results: dict[int, dict] = {}
-    done = len(errors)
-    if progress is not None:
-        progress((done, total), desc="Scoring pairs", unit="pairs")
-    for start in range(0, len(valid), BATCH):
-        chunk = valid[start:start + BATCH]
-        try:
-            with state.model_slot(model_id):
-                scored = state.compute(engine.score_pairs, [p for _, p in chunk], methods)
-            for (i, _), res in zip(chunk, scored):
-                results[i] = _result_columns(res)
-        except Exception:  # noqa: BLE001 - redo the batch pair by pair to pin the failure on its row
-            for i, p in chunk:
-                try:
-                    with state.model_slot(model_id):
-                        results[i] = _result_columns(state.compute(engine.score_pairs, [p], methods)[0])
-                except Exception as exc:  # noqa: BLE001
-                    errors[i] = message_of(exc)
-        done += len(chunk)
-        if progress is not None:
-            progress((done, total), desc="Scoring pairs", unit="pairs")
-        yield done, total
-    base = pairs.reset_index(drop=True).copy()
-    base.insert(0, "row", range(1, total + 1))
-    base["model"] = model_id
-    base["error"] = [errors.get(i, "") for i in range(total)]
-    scores = pd.DataFrame([results.get(i, {}) for i in range(total)])
-    return pd.concat([base, scores], axis=1)
-
-
-def write_csv_atomic(df: pd.DataFrame, path: Path) -> Path:
-    """Write beside the target, then rename: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+def write_csv(df: pd.DataFrame, path: Path) -> Path:
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:  # newline="": the csv module ends its own lines
             df.to_csv(f, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+
+    return write_atomic(path, write)
 
 
 def _prune(folder: Path) -> None:
@@ -148,33 +52,35 @@ def _prune(folder: Path) -> None:
             pass
 
 
-def _safe_stem(name: str) -> str:
-    stem = Path(name).stem
-    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in stem)[:60]
-    return stem or "pairs"
+def _stem(name: str) -> str:
+    # no leading dot: the result file must not look hidden (or like a temporary file)
+    return safe_name(Path(name).stem).lstrip(".")[:60] or "pairs"
 
 
-def score_upload(path, model_id, methods, progress=None) -> tuple[str, pd.DataFrame]:
-    """Parse, score and write: returns the result CSV's path and the scored frame."""
-    return finish(upload_steps(path, model_id, methods, progress))
+def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None):
+    """The service's steps on the app's engine for this model (see service.score_file.score_steps)."""
+    return svc.score_steps(pairs, model_id, methods, run=partial(get_state().with_engine, model_id), progress=progress)
+
+
+def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None) -> pd.DataFrame:
+    return svc.finish(score_steps(pairs, model_id, methods, progress))
 
 
 def upload_steps(path, model_id, methods, progress=None):
-    """score_upload one batch a step (see score_steps); the file is written after the last."""
-    if not path:
-        raise UserError("Upload a CSV or JSONL file of pairs first.")
-    path = Path(path if isinstance(path, (str, os.PathLike)) else getattr(path, "name", ""))
-    if not path.is_file():
-        raise UserError("The uploaded file is gone from the server (uploads are removed after a while): upload it again.")
-    name = path.name
-    pairs = parse_pairs(path.read_bytes(), name)
+    """Parse and score one batch a step, then write the result CSV; returns (its path, the frame)."""
+    pairs, name = svc.read_upload(path)
     df = yield from score_steps(pairs, model_id, list(methods or []), progress)
     root = get_state().tmpdir() / "results"
     root.mkdir(parents=True, exist_ok=True)
     _prune(root)
     out_dir = Path(tempfile.mkdtemp(dir=root, prefix="run-"))
-    out = write_csv_atomic(df, out_dir / f"{_safe_stem(name)}-scored-{model_id}.csv")
+    out = write_csv(df, out_dir / f"{_stem(name)}-scored-{safe_name(model_id)}.csv")
     return str(out), df
+
+
+def score_upload(path, model_id, methods, progress=None) -> tuple[str, pd.DataFrame]:
+    """Parse, score and write: returns the result CSV's path and the scored frame."""
+    return svc.finish(upload_steps(path, model_id, methods, progress))
 
 
 def _summary(df: pd.DataFrame, model_id: str) -> str:
@@ -237,7 +143,7 @@ def example_file() -> str:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "example-pairs.csv"
     if not path.exists():
-        write_csv_atomic(pd.DataFrame(EXAMPLE_ROWS, columns=["good", "bad"]), path)
+        write_csv(pd.DataFrame(EXAMPLE_ROWS, columns=["good", "bad"]), path)
     return str(path)
 
 

@@ -1,5 +1,8 @@
 """What the app keeps between requests: loaded models, one engine per model, the results store.
 
+Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one through
+:meth:`AppState.with_engine`. Benchmark pairs come from :mod:`accapp.service.pairs`.
+
 - Models load lazily, the first time a request needs one, and stay loaded (one per id,
   through :class:`accapp.models.loading.ModelPool`).
 - Requests for one model run one at a time (``ACCAPP_PER_MODEL_CONCURRENCY``, default 1):
@@ -19,20 +22,15 @@ import atexit
 import concurrent.futures
 import contextlib
 import os
-import random
 import shutil
 import tempfile
 import threading
-from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
-
-from accapp.errors import UserError
-from accapp.models import DEFAULT_MODEL, get_spec, registry
+from accapp.models import DEFAULT_MODEL, registry
+from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
 PER_MODEL = max(1, int(os.environ.get("ACCAPP_PER_MODEL_CONCURRENCY", "1") or 1))
-BENCHMARKS = ("blimp", "climp")
 
 
 def model_choices() -> list[tuple[str, str]]:
@@ -98,24 +96,19 @@ class AppState:
             return engine
 
     def _build(self, model_id: str):
-        spec = get_spec(model_id)
-        try:
-            import transformers
+        from accapp.engine import build_engine
+        from accapp.models.loading import quiet_transformers
 
-            transformers.logging.disable_progress_bar()
-        except Exception:  # noqa: BLE001
-            pass
-        if spec.kind == "masked":
-            from accapp.scoring.masked import MaskedScorer, load_masked_model
-            from accapp.scoring.masked_engine import MaskedEngine
+        quiet_transformers()
+        # Through the pool for both kinds (load_model loads any), so unload() frees the weights.
+        return build_engine(model_id, lm=self.pool.get(model_id))
 
-            lm = load_masked_model(model_id)
-            return MaskedEngine(MaskedScorer.from_loaded(lm))
-        from accapp.methods.engine import Engine
-        from accapp.scoring.causal import CausalScorer
-
-        lm = self.pool.get(model_id)
-        return Engine(CausalScorer(lm))
+    def with_engine(self, model_id: str, fn, *args, **kwargs):
+        """fn(engine, *args, **kwargs) in one of the model's slots, on the model thread (the
+        model loads on first use): how every tab and endpoint reaches a model."""
+        with self.model_slot(model_id):
+            engine = self.engine(model_id)
+            return self.compute(fn, engine, *args, **kwargs)
 
     @contextlib.contextmanager
     def model_slot(self, model_id: str):
@@ -125,7 +118,7 @@ class AppState:
         error goes on to become a message: its caches may hold half a batch, and on a GPU the
         memory is only given back this way. The next request loads it afresh.
         """
-        from accapp.ui.common import is_device_error, is_oom
+        from accapp.service.messages import is_device_error, is_oom
 
         with self._lock:
             sem = self._slots.setdefault(model_id, threading.BoundedSemaphore(PER_MODEL))
@@ -207,71 +200,6 @@ class AppState:
                 self._tmp = Path(tempfile.mkdtemp(prefix="accapp-", dir=parent or None))
                 atexit.register(shutil.rmtree, self._tmp, True)
             return self._tmp
-
-
-# ---------------------------------------------------------------------- benchmarks
-@lru_cache(maxsize=4)
-def benchmark(name: str) -> pd.DataFrame:
-    from accapp.bench.datasets import BUILTIN, load_benchmark
-
-    if name not in BUILTIN:
-        raise UserError(f"Unknown benchmark {name!r}; choose one of {', '.join(BUILTIN)}.")
-    return load_benchmark(name)
-
-
-@lru_cache(maxsize=4)
-def _pair_index(name: str) -> dict:
-    df = benchmark(name)
-    return {(g, b): i for i, (g, b) in enumerate(zip(df["good"], df["bad"]))}
-
-
-def find_pair(good: str, bad: str) -> dict | None:
-    """The benchmark pair with exactly these sentences (meta dict), or None."""
-    good, bad = (good or "").strip(), (bad or "").strip()
-    for name in BENCHMARKS:
-        try:
-            i = _pair_index(name).get((good, bad))
-        except Exception:  # noqa: BLE001 - a missing asset only means no match
-            continue
-        if i is not None:
-            return pair_meta(name, i)
-    return None
-
-
-def pair_meta(name: str, i: int) -> dict:
-    row = benchmark(name).iloc[int(i)]
-    return {k: str(row[k]) for k in ("benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad")}
-
-
-def phenomena(name: str) -> list[str]:
-    return sorted(set(benchmark(name)["phenomenon"]))
-
-
-def paradigms(name: str, phenomenon: str | None = None) -> list[str]:
-    df = benchmark(name)
-    if phenomenon and phenomenon != ANY:
-        df = df[df["phenomenon"] == phenomenon]
-    return sorted(set(df["paradigm"]))
-
-
-ANY = "any"
-
-
-def random_pair(name: str, phenomenon: str | None = None, paradigm: str | None = None, rng=None) -> dict:
-    """A random pair of a benchmark, within a phenomenon and / or paradigm ('any' = no filter)."""
-    df = benchmark(name)
-    mask = pd.Series(True, index=df.index)
-    if phenomenon and phenomenon != ANY:
-        mask &= df["phenomenon"] == phenomenon
-    if paradigm and paradigm != ANY:
-        mask &= df["paradigm"] == paradigm
-    # identical sentences (7 BLiMP pairs) make a pointless demo
-    mask &= df["good"] != df["bad"]
-    idx = df.index[mask]
-    if len(idx) == 0:
-        raise UserError("No pair matches this phenomenon and paradigm.")
-    rng = rng or random.Random()
-    return pair_meta(name, df.index.get_loc(idx[rng.randrange(len(idx))]))
 
 
 _STATE: AppState | None = None

@@ -13,24 +13,21 @@ from pathlib import Path
 import pandas as pd
 
 from accapp.errors import UserError
+from accapp.schema import BUILTIN_BENCHMARKS
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "benchmarks"
-BUILTIN = {"blimp": "en", "climp": "zh"}
 COLUMNS = ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
 GOOD_ALIASES = ("good", "sentence_good", "grammatical", "acceptable")
 BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_ROWS = 100_000
 
-CITATIONS = {
-    "blimp": "Warstadt et al. 2020, BLiMP: The Benchmark of Linguistic Minimal Pairs for English, TACL 8 (CC-BY)",
-    "climp": "Xiang et al. 2021, CLiMP: A Benchmark for Chinese Language Model Evaluation, EACL (no license stated)",
-}
+CITATIONS = {name: b["citation"] for name, b in BUILTIN_BENCHMARKS.items()}
 
 
 def load_benchmark(name: str) -> pd.DataFrame:
     """'blimp', 'climp', or a path to a CSV/JSONL file of pairs."""
-    if name in BUILTIN:
+    if name in BUILTIN_BENCHMARKS:
         return pd.read_parquet(ASSETS / f"{name}.parquet")
     path = Path(name)
     if not path.exists():
@@ -38,10 +35,14 @@ def load_benchmark(name: str) -> pd.DataFrame:
     return load_pairs_file(path)
 
 
-def language_of(benchmark: str, df: pd.DataFrame | None = None) -> str | None:
-    if benchmark in BUILTIN:
-        return BUILTIN[benchmark]
-    return None  # detected per pair
+def language_of(benchmark: str) -> str | None:
+    """A built-in benchmark's language; None for a user's file (detected per pair)."""
+    return BUILTIN_BENCHMARKS.get(benchmark, {}).get("language")
+
+
+def bench_name(benchmark: str) -> str:
+    """The name a benchmark's results go under: blimp, climp, or a user file's stem."""
+    return benchmark if benchmark in BUILTIN_BENCHMARKS else Path(benchmark).stem
 
 
 def _pick(columns, aliases, what) -> str:

@@ -5,69 +5,64 @@ A unit is (model, benchmark, paradigm, method, template): its rows live in
 Units are independent (so runs can be spread over machines and merged), a rerun skips
 what is done (a unit is done when its file holds every sampled pair), and every file is
 written to a temporary name and renamed, so a killed run never leaves half a file.
-Methods of one paradigm are scored together so they share forward passes.
+Methods of one paradigm are scored together so they share forward passes. Every pair goes
+through the engine's check_pair, as in `score` and the app: a pair that fails it (an empty
+cell, a sentence over the limits) is recorded with its error in errors.json beside the
+manifest, and the run goes on.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import platform
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from accapp.bench.datasets import CITATIONS, load_benchmark, stratified_sample
-from accapp.methods import resolve
-from accapp.methods.base import Pair
+from accapp.errors import UserError
+from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
+from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
+from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
 
-ROW_COLUMNS = [
-    "model", "benchmark", "paradigm", "phenomenon", "pair_id", "method", "template", "variant",
-    "score_good", "score_bad", "correct", "tie", "prediction", "len_good", "len_bad", "len_diff", "good", "bad",
-]
 BLOCK = 100  # pairs scored between two writes: bounds the work a kill can lose
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
 def unit_path(root: Path, model: str, benchmark: str, paradigm: str, method: str, template: str) -> Path:
-    return root / _safe(model) / _safe(benchmark) / "units" / _safe(paradigm) / _safe(method) / f"{_safe(template)}.parquet"
+    s = safe_name
+    return root / s(model) / s(benchmark) / "units" / s(paradigm) / s(method) / f"{s(template)}.parquet"
 
 
-def write_atomic(df: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
-
-
-def write_json_atomic(obj, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def rows_for(result, meta: dict, model: str, benchmark: str, families: dict) -> list[dict]:
+def rows_for(result, meta: dict, model: str, benchmark: str) -> list[dict]:
+    """Result rows (schema.RESULT_COLUMNS) of one scored pair."""
     out = []
-    for r in result.rows:
-        tie = r["score_good"] == r["score_bad"]
-        if families.get(r["method"]) == "ensemble":
-            correct = r["score_good"]  # share of the seeded ensemble draws that were right
+    for r in result.scores:
+        if r.method in ENSEMBLE_METHODS:
+            correct = r.score_good  # share of the seeded ensemble draws that were right
         else:
-            correct = 1.0 if r["score_good"] > r["score_bad"] else 0.0
+            correct = 1.0 if r.score_good > r.score_bad else 0.0
         out.append({
             "model": model, "benchmark": benchmark, "paradigm": meta["paradigm"], "phenomenon": meta["phenomenon"],
-            "pair_id": meta["pair_id"], "method": r["method"], "template": r["template"], "variant": r["variant"],
-            "score_good": r["score_good"], "score_bad": r["score_bad"], "correct": float(correct), "tie": bool(tie),
-            "prediction": r["prediction"], "len_good": result.len_good, "len_bad": result.len_bad,
-            "len_diff": result.len_good - result.len_bad, "good": result.pair.good, "bad": result.pair.bad,
+            "pair_id": meta["pair_id"], "method": r.method, "template": r.template, "variant": r.variant,
+            "score_good": r.score_good, "score_bad": r.score_bad, "correct": float(correct),
+            "tie": bool(r.score_good == r.score_bad), "prediction": r.prediction, "len_good": result.len_good,
+            "len_bad": result.len_bad, "len_diff": result.len_good - result.len_bad, "good": result.pair.good,
+            "bad": result.pair.bad,
         })
     return out
+
+
+def checked_pairs(engine, rows: pd.DataFrame, paradigm: str) -> tuple[list, list[dict]]:
+    """(pairs that pass the engine's check_pair, {paradigm, pair_id, good, bad, error} of those that fail)."""
+    pairs, failed = [], []
+    for i, r in rows.iterrows():
+        meta = {"pair_id": i, "paradigm": paradigm, "phenomenon": r["phenomenon"]}
+        try:
+            pairs.append(engine.check_pair(r["good"], r["bad"], meta))
+        except UserError as exc:
+            failed.append({"paradigm": paradigm, "pair_id": i, "good": r["good"], "bad": r["bad"], "error": str(exc)})
+    return pairs, failed
 
 
 def _versions() -> dict:
@@ -81,7 +76,6 @@ def _versions() -> dict:
 
 def run_benchmark(
     engine,
-    model_id: str,
     benchmark: str,
     methods,
     out: Path,
@@ -91,22 +85,23 @@ def run_benchmark(
     progress: bool = True,
     on_unit=None,
 ) -> dict:
-    """Run (or resume) a benchmark; returns a summary {units_written, units_skipped, seconds}."""
+    """Run (or resume) a benchmark with an engine (accapp.engine); returns a summary
+    {units_written, units_skipped, pairs_failed, seconds}."""
     from tqdm.auto import tqdm
 
     out = Path(out)
-    kind = getattr(getattr(getattr(engine, "lm", None), "spec", None), "kind", None)
-    methods = resolve(methods, kind)
-    families = {m.id: m.family for m in methods}
+    model_id = engine.model_id
+    methods = engine.resolve(methods)
     data = load_benchmark(benchmark)
     bench = bench_name(benchmark)
-    language = {"blimp": "en", "climp": "zh"}.get(bench, engine.language)
+    language = language_of(bench) or engine.language
     sample = stratified_sample(data, per_paradigm, seed)
     if paradigms:
         sample = sample[sample.paradigm.isin(paradigms)]
-    ctx = engine.context(language or "en") if hasattr(engine, "context") else None
-    templates = {m.id: m.templates(ctx) if ctx is not None else ["-"] for m in methods}
-    manifest_path = out / _safe(model_id) / _safe(bench) / "manifest.json"
+    ctx = engine.context(language or "en")
+    templates = {m.id: m.templates(ctx) for m in methods}
+    manifest_path = out / safe_name(model_id) / safe_name(bench) / "manifest.json"
+    errors_path = manifest_path.with_name("errors.json")
     manifest = {
         "model": model_id, "benchmark": bench, "benchmark_source": CITATIONS.get(bench, benchmark),
         "language": language, "methods": [m.id for m in methods], "templates": templates,
@@ -129,6 +124,7 @@ def run_benchmark(
 
     t0 = time.perf_counter()
     written = skipped = 0
+    failures: list[dict] = []
     groups = list(sample.groupby("paradigm", sort=True))
     bar = tqdm(total=len(sample), desc=f"{model_id} {bench}", unit="pair", disable=not progress)
     for paradigm, group in groups:
@@ -153,19 +149,22 @@ def run_benchmark(
         by_id = group.set_index("pair_id")
         for start in range(0, len(todo_pairs), BLOCK):
             block = todo_pairs[start : start + BLOCK]
-            pairs = [Pair(by_id.at[i, "good"], by_id.at[i, "bad"], {"pair_id": i, "paradigm": paradigm, "phenomenon": by_id.at[i, "phenomenon"]}) for i in block]
-            results = engine.score_pairs(pairs, todo_methods, language)
-            rows = [row for res in results for row in rows_for(res, res.pair.meta, model_id, bench, families)]
+            pairs, failed = checked_pairs(engine, by_id.loc[block], paradigm)
+            failures += failed
+            results = engine.score_pairs(pairs, todo_methods, language) if pairs else []
+            rows = [row for res in results for row in rows_for(res, res.pair.meta, model_id, bench)]
             new = pd.DataFrame(rows, columns=ROW_COLUMNS)
             for m_id in todo_methods:
                 for t in templates[m_id]:
                     part = new[(new.method == m_id) & (new.template == t)]
+                    if part.empty:  # every pair of the block failed its check: nothing new to write
+                        continue
                     have = existing.get((m_id, t))
                     if have is not None:
                         part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
                     part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
                     existing[(m_id, t)] = part
-                    write_atomic(part, unit_path(out, model_id, bench, paradigm, m_id, t))
+                    write_parquet_atomic(part, unit_path(out, model_id, bench, paradigm, m_id, t))
                     written += 1
                     if on_unit:
                         on_unit()
@@ -174,12 +173,16 @@ def run_benchmark(
         manifest["compute_seconds"] = round(earlier + time.perf_counter() - t0, 1)
         write_json_atomic(manifest, manifest_path)
     bar.close()
+    # Pairs that failed the check, this run's (a rerun tries them again: the file may be fixed).
+    if failures or errors_path.exists():
+        write_json_atomic(failures, errors_path)
     seconds = time.perf_counter() - t0
     manifest["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     manifest["last_run_seconds"] = round(seconds, 1)
     manifest["compute_seconds"] = round(earlier + seconds, 1)  # all runs of this model and benchmark
     write_json_atomic(manifest, manifest_path)
-    return {"units_written": written, "units_skipped": skipped, "seconds": seconds}
+    return {"units_written": written, "units_skipped": skipped, "pairs_failed": len(failures), "errors": failures,
+            "errors_file": str(errors_path) if failures else None, "seconds": seconds}
 
 
 def _pair_key(col: pd.Series):
@@ -188,13 +191,8 @@ def _pair_key(col: pd.Series):
     return col
 
 
-def bench_name(benchmark: str) -> str:
-    """The name a benchmark's results go under: blimp, climp, or a user file's stem."""
-    return benchmark if benchmark in ("blimp", "climp") else Path(benchmark).stem
-
-
 def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
-    return Path(out) / f"{_safe(model_id)}__{_safe(benchmark)}.parquet"
+    return Path(out) / f"{safe_name(model_id)}__{safe_name(benchmark)}.parquet"
 
 
 def restore_units(consolidated: Path, runs: Path) -> int:
@@ -216,10 +214,10 @@ def restore_units(consolidated: Path, runs: Path) -> int:
                 continue
             part = pd.concat([have, extra])
         part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
-        write_atomic(part[ROW_COLUMNS], path)
+        write_parquet_atomic(part[ROW_COLUMNS], path)
         written += 1
     manifest_path = consolidated.with_name(consolidated.name.replace(".parquet", ".manifest.json"))
-    run_manifest = runs / _safe(str(df.model.iloc[0])) / _safe(str(df.benchmark.iloc[0])) / "manifest.json" if len(df) else None
+    run_manifest = runs / safe_name(df.model.iloc[0]) / safe_name(df.benchmark.iloc[0]) / "manifest.json" if len(df) else None
     if run_manifest is not None and manifest_path.exists() and not run_manifest.exists():
         write_json_atomic(json.loads(manifest_path.read_text(encoding="utf-8")), run_manifest)
     return written
@@ -245,12 +243,8 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
             [[str(f) for f in files]],
         ).df()
         con.close()
-        name = f"{_safe(manifest['model'])}__{_safe(manifest['benchmark'])}"
-        target = out / f"{name}.parquet"
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        df.to_parquet(tmp, index=False, compression="zstd")
-        os.replace(tmp, target)
+        name = f"{safe_name(manifest['model'])}__{safe_name(manifest['benchmark'])}"
+        target = write_parquet_atomic(df, out / f"{name}.parquet", compression="zstd")
         # Pairs per method and paradigm (a pair is (paradigm, pair_id): BLiMP's ids restart in
         # every paradigm). Runs of different sizes (every method on N pairs, the top methods on
         # more) merge here: say per method how many pairs it has, and each paradigm at least.

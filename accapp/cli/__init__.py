@@ -1,4 +1,4 @@
-"""Command line: `python -m accapp models|score|bench|report|perf ...`."""
+"""Command line: `python -m accapp models|score|bench|consolidate|report ...` (also the `accapp` script)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--language", default=None, choices=["en", "zh"], help="template language (default: detected)")
     p.add_argument("--in-template-scope", default="whole", choices=["whole", "sentence"],
                    help="in-template LP over the whole input string (the paper's choice) or the sentence only")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="strings per forward pass (masked LMs: masked copies); default: the scorer's own")
 
 
 def cmd_models(args) -> int:
@@ -36,38 +37,23 @@ def cmd_models(args) -> int:
     return 0
 
 
-def build_engine(args):
-    from accapp.methods.engine import Engine
-    from accapp.models import get_spec
-    from accapp.models.loading import load_model
-    from accapp.scoring.causal import CausalScorer
+def engine_from_args(args):
+    """The engine for the CLI's model options (accapp.engine.build_engine, as the app and runner use)."""
+    from accapp.engine import build_engine
 
-    spec = get_spec(args.model)
-    try:
-        import transformers
-
-        transformers.logging.disable_progress_bar()
-    except Exception:  # noqa: BLE001
-        pass
-    if spec.kind != "causal":
-        from accapp.scoring.masked_engine import masked_engine  # masked LMs (Kauf & Ivanova)
-
-        return masked_engine(args)
-    lm = load_model(args.model, args.dtype, args.quantization)
-    return Engine(CausalScorer(lm, batch_size=args.batch_size), args.language, args.in_template_scope)
+    return build_engine(args.model, args.dtype, args.quantization, language=args.language,
+                        in_template_scope=args.in_template_scope, batch_size=args.batch_size)
 
 
 def cmd_score(args) -> int:
-    from accapp.methods import resolve
-
     from accapp.errors import validate_sentence
-
+    from accapp.methods import resolve
     from accapp.models import get_spec
 
     resolve(args.methods, get_spec(args.model).kind)  # fail fast on bad input, before loading a model
     validate_sentence(args.good, "good sentence")
     validate_sentence(args.bad, "bad sentence")
-    engine = build_engine(args)
+    engine = engine_from_args(args)
     result = engine.score_pair(args.good, args.bad, args.methods, args.language)
     if args.format == "json":
         print(json.dumps({
@@ -80,8 +66,8 @@ def cmd_score(args) -> int:
         return 0
     print(f"model: {args.model}\ngood:  {result.pair.good}\nbad:   {result.pair.bad}\n")
     print(f"{'method':28} {'template':11} {'variant':8} {'score_good':>12} {'score_bad':>12}  verdict")
-    for r in result.rows:
-        print(f"{r['method']:28} {r['template']:11} {r['variant']:8} {r['score_good']:12.4f} {r['score_bad']:12.4f}  {r['verdict']}")
+    for r in result.scores:
+        print(f"{r.method:28} {r.template:11} {r.variant:8} {r.score_good:12.4f} {r.score_bad:12.4f}  {r.verdict}")
     return 0
 
 
@@ -123,12 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _extra_commands():
-    """Sub-commands living in other modules (bench, report, perf), registered if present."""
-    out = []
-    for mod in ("accapp.bench.cli", "accapp.store.cli", "accapp.perf"):
-        try:
-            module = __import__(mod, fromlist=["register"])
-        except ImportError:
-            continue
-        out.append(module.register)
-    return out
+    """Sub-commands that live beside what they run: bench and consolidate, report."""
+    from accapp.analysis import report
+    from accapp.cli import bench
+
+    return [bench.register, report.register]

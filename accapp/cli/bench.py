@@ -6,21 +6,26 @@ from pathlib import Path
 
 
 def cmd_bench(args) -> int:
-    from accapp.bench.runner import bench_name, consolidate, consolidated_path, restore_units, run_benchmark
-    from accapp.cli import build_engine
+    from accapp.cli import engine_from_args  # the same model options as `score`
     from accapp.methods import resolve
-
     from accapp.models import get_spec
+    from accapp.runner.datasets import bench_name
+    from accapp.runner.runner import consolidate, consolidated_path, restore_units, run_benchmark
 
-    resolve(args.methods, get_spec(args.model).kind)
-    engine = build_engine(args)
+    resolve(args.methods, get_spec(args.model).kind)  # bad method ids fail before a model loads
+    engine = engine_from_args(args)
     paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
     if args.consolidate_to:
         restored = restore_units(consolidated_path(Path(args.consolidate_to), args.model, bench_name(args.benchmark)), Path(args.out))
         if restored:
             print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
-    summary = run_benchmark(engine, args.model, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)
-    print(f"units written: {summary['units_written']}, skipped (already done): {summary['units_skipped']}, {summary['seconds']:.1f} s")
+    summary = run_benchmark(engine, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)
+    print(f"units written: {summary['units_written']}, skipped (already done): {summary['units_skipped']}, "
+          f"{summary['seconds']:.1f} s")
+    if summary["pairs_failed"]:
+        first = summary["errors"][0]
+        print(f"pairs not scored: {summary['pairs_failed']} (listed in {summary['errors_file']}); "
+              f"first: pair {first['pair_id']}: {first['error']}")
     if args.consolidate_to:
         # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
         for path in consolidate(Path(args.out), Path(args.consolidate_to), args.model, bench_name(args.benchmark)):
@@ -29,7 +34,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_consolidate(args) -> int:
-    from accapp.bench.runner import consolidate
+    from accapp.runner.runner import consolidate
 
     for path in consolidate(Path(args.runs), Path(args.out), args.model, args.benchmark):
         print(path)

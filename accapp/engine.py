@@ -1,0 +1,176 @@
+"""One engine for every model kind: minimal pairs and methods in, one scorer call, scores out.
+
+Methods say which strings they need scored (requests, accapp.scoring.api); the engine
+deduplicates the requests of all methods and pairs, hands them to the scorer in one
+`execute` call (so methods share forward passes), then lets each method score.
+
+    engine = build_engine("smollm2-135m-instruct")
+    result = engine.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
+    result.scores    # one MethodScore per method x template x answer order
+    result.tokens    # per-token log-probs of both sentences
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from accapp.errors import UserError, check_token_length, validate_sentence
+from accapp.methods import resolve
+from accapp.methods.base import Context, MethodScore
+from accapp.scoring.api import Pair, SeqResult
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def detect_language(*texts: str) -> str:
+    return "zh" if any(_CJK.search(t or "") for t in texts) else "en"
+
+
+@dataclass
+class PairResult:
+    pair: Pair
+    tokens: dict  # "good"/"bad" -> list of {token, start, end, logprob}
+    scores: list[MethodScore]
+    len_good: int  # tokens of the bare sentences (special tokens excluded)
+    len_bad: int
+    detail: dict = field(default_factory=dict)  # masked LMs: "good"/"bad" -> SentencePLL
+
+    @property
+    def rows(self) -> list[dict]:
+        """The scores as plain dicts (method, template, variant, score_good, score_bad, verdict, prediction)."""
+        return [s.as_dict() for s in self.scores]
+
+
+def token_view(result) -> tuple[list[dict], object]:
+    """(per-token {token, start, end, logprob}, detail or None) of a sentence's token result."""
+    if isinstance(result, SeqResult):
+        return [{"token": t, "start": a, "end": b, "logprob": float(lp)}
+                for t, (a, b), lp in zip(result.tokens, result.offsets, result.logprobs)], None
+    # A SentencePLL: the PLL-original log-probs, and the whole detail for the word view.
+    return [{"token": t.token, "start": t.start, "end": t.end, "logprob": float(t.logprob["original"])}
+            for t in result.tokens], result
+
+
+class Engine:
+    def __init__(self, scorer, language: str | None = None, in_template_scope: str = "whole") -> None:
+        if in_template_scope not in ("whole", "sentence"):
+            raise UserError("in_template_scope must be 'whole' or 'sentence'.")
+        self.scorer = scorer
+        self.kind = scorer.kind
+        self.lm = scorer.lm
+        self.language = language
+        self.in_template_scope = in_template_scope
+        self._ctx: dict[str, Context] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.lm.spec.id if self.lm is not None else ""
+
+    def context(self, language: str) -> Context:
+        if language not in self._ctx:
+            self._ctx[language] = Context(self.lm, language, self.in_template_scope)
+        return self._ctx[language]
+
+    def resolve(self, methods) -> list:
+        """Method objects this engine's model can run ('all' or None = all of them)."""
+        return resolve(methods, self.kind)
+
+    # ---- input -------------------------------------------------------------------------
+    def check_sentence(self, text, label: str = "sentence") -> str:
+        """The sentence stripped, or UserError: empty, too long, control characters, or no token."""
+        text = validate_sentence(text, label)
+        n = self.scorer.n_tokens(text)
+        check_token_length(n, label)
+        if n == 0:
+            raise UserError(f"The {label} has no token for this model.")
+        return text
+
+    def check_pair(self, good, bad, meta: dict | None = None) -> Pair:
+        """The one check every entry point (CLI, app, API, runner) puts a pair through."""
+        return Pair(self.check_sentence(good, "good sentence"), self.check_sentence(bad, "bad sentence"), meta or {})
+
+    # ---- scoring -------------------------------------------------------------------------
+    def score_pairs(self, pairs: list[Pair], methods=None, language: str | None = None) -> list[PairResult]:
+        """Score checked pairs (see check_pair) under the methods, sharing every forward pass."""
+        methods = self.resolve(methods)
+        ctx_of = {}
+        requests: dict = {}
+        for pair in pairs:
+            lang = language or self.language or detect_language(pair.good, pair.bad)
+            ctx = ctx_of[id(pair)] = self.context(lang)
+            for s in (pair.good, pair.bad):
+                for r in self.scorer.token_requests(s):
+                    requests[r] = None
+            for m in methods:
+                for r in m.requests(pair, ctx):
+                    requests[r] = None
+        results = self.scorer.execute(list(requests))
+        res = results.__getitem__
+        out = []
+        for pair in pairs:
+            ctx = ctx_of[id(pair)]
+            scores = [s for m in methods for s in m.score(pair, ctx, res)]
+            tokens, detail = {}, {}
+            for key, s in (("good", pair.good), ("bad", pair.bad)):
+                tokens[key], d = token_view(results[self.scorer.token_requests(s)[0]])
+                if d is not None:
+                    detail[key] = d
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail))
+        return out
+
+    def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:
+        """Per sentence (checked like a pair's): its per-token log-probs {token, start, end,
+        logprob}, and for a masked LM its SentencePLL detail (else None)."""
+        texts = [self.check_sentence(s) for s in sentences]
+        requests = {r: None for t in texts for r in self.scorer.token_requests(t)}
+        results = self.scorer.execute(list(requests))
+        return [token_view(results[self.scorer.token_requests(t)[0]]) for t in texts]
+
+    def score_pair(self, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
+        self.resolve(methods)  # bad method ids fail before any work
+        return self.score_pairs([self.check_pair(good, bad)], methods, language)[0]
+
+    # ---- showing what the model sees ---------------------------------------------------
+    def prompts_for(self, pair: Pair, method_id: str, language: str | None = None) -> list[dict]:
+        """The exact inputs a method feeds the model for this pair (start token included; for a
+        masked LM, the masked copies of both sentences)."""
+        (method,) = self.resolve([method_id])
+        ctx = self.context(language or self.language or detect_language(pair.good, pair.bad))
+        requests = method.requests(pair, ctx)
+        shown = []
+        for r in requests:
+            for item in self.scorer.show(r):
+                if self.kind == "masked":
+                    side = "good" if r.text == pair.good else "bad"
+                    item = dict(item, kind=f"{side}: {item['kind']}")
+                shown.append(item)
+        return shown
+
+
+def make_scorer(lm, batch_size: int | None = None, naive: bool = False):
+    """The scorer for a loaded model's kind (batch_size: strings per pass for a causal LM,
+    masked copies per pass for a masked LM; None = the scorer's default)."""
+    if lm.spec.kind == "masked":
+        from accapp.scoring.masked import MaskedScorer
+
+        return MaskedScorer.from_loaded(lm, **({"chunk_size": batch_size} if batch_size else {}))
+    from accapp.scoring.causal import CausalScorer
+    from accapp.scoring.naive import NaiveScorer
+
+    return (NaiveScorer if naive else CausalScorer)(lm, **({"batch_size": batch_size} if batch_size else {}))
+
+
+def build_engine(model: str, dtype: str = "fp32", quantization: str | None = None, *, language: str | None = None,
+                 in_template_scope: str = "whole", batch_size: int | None = None, device: str | None = None,
+                 lm=None, naive: bool = False) -> Engine:
+    """The engine for a registry model, loaded here unless `lm` (a LoadedModel) is given.
+    The CLI, the app and the benchmark runner all build their engines here."""
+    if in_template_scope not in ("whole", "sentence"):
+        raise UserError("in_template_scope must be 'whole' or 'sentence'.")
+    if lm is None:
+        from accapp.models.loading import load_model, quiet_transformers
+
+        quiet_transformers()
+        lm = load_model(model, dtype, quantization, device)
+    return Engine(make_scorer(lm, batch_size, naive), language, in_template_scope)

@@ -1,0 +1,82 @@
+"""The Python API in three lines (minicons' habit: a researcher guesses the call):
+
+    import accapp
+    df = accapp.score_pairs([("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")],
+                            model="smollm2-135m-instruct", methods=["lp", "mean_lp"])
+    tokens = accapp.token_scores(["These casseroles disgust Kayla."])
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import pandas as pd
+
+from accapp.errors import UserError
+from accapp.models import DEFAULT_MODEL
+
+CHUNK = 64  # pairs per engine call: one progress step; methods share forward passes within it
+
+
+@lru_cache(maxsize=2)  # a second call with the same model reuses it; at most two stay loaded
+def _engine(model: str, dtype: str, quantization: str | None, language: str | None, in_template_scope: str):
+    from accapp.engine import build_engine
+
+    return build_engine(model, dtype, quantization, language=language, in_template_scope=in_template_scope)
+
+
+def _as_pairs(pairs) -> list[tuple[str, str]]:
+    if isinstance(pairs, pd.DataFrame):
+        return list(zip(pairs["good"], pairs["bad"]))
+    out = []
+    for p in pairs:
+        out.append((p["good"], p["bad"]) if isinstance(p, dict) else tuple(p))
+    return out
+
+
+def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: str | None = None, dtype: str = "fp32",
+                quantization: str | None = None, in_template_scope: str = "whole", progress: bool = True) -> pd.DataFrame:
+    """Score minimal pairs: (good, bad) tuples, {"good", "bad"} dicts, or a DataFrame with those columns.
+
+    Returns one row per pair x method x template x answer order: pair (its position), good, bad,
+    method, template, variant, score_good, score_bad, verdict ("good" when the good sentence
+    scores strictly higher), prediction (what a prompt method's model answered), len_good and
+    len_bad (tokens). `methods`: a list of method ids (accapp.methods.method_ids())
+    or "all". A pair that fails the input checks raises UserError naming its position.
+    """
+    from tqdm.auto import tqdm
+
+    engine = _engine(model, dtype, quantization, language, in_template_scope)
+    engine.resolve(methods)  # bad method ids fail before any work
+    checked = []
+    for i, (good, bad) in enumerate(_as_pairs(pairs)):
+        try:
+            checked.append(engine.check_pair(good, bad, {"pair": i}))
+        except UserError as exc:
+            raise UserError(f"Pair {i}: {exc}") from exc
+    rows = []
+    steps = range(0, len(checked), CHUNK)
+    for start in tqdm(steps, desc=f"{model}", unit=f"×{CHUNK} pairs", disable=not progress or len(steps) < 2):
+        for res in engine.score_pairs(checked[start : start + CHUNK], methods, language):
+            base = {"pair": res.pair.meta["pair"], "good": res.pair.good, "bad": res.pair.bad}
+            rows += [{**base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad} for s in res.scores]
+    columns = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
+               "prediction", "len_good", "len_bad"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def token_scores(sentences, model: str = DEFAULT_MODEL, *, dtype: str = "fp32", quantization: str | None = None) -> pd.DataFrame:
+    """Per-token log-probabilities of each sentence: sentence (its position), text, token
+    (its position), token_text, start and end (character offsets), logprob (nats; a masked LM's
+    PLL-original), surprisal_bits (-logprob / ln 2)."""
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    engine = _engine(model, dtype, quantization, None, "whole")
+    rows = []
+    for i, (text, (tokens, _)) in enumerate(zip(sentences, engine.token_scores(list(sentences)))):
+        for k, t in enumerate(tokens):
+            rows.append({"sentence": i, "text": text.strip(), "token": k, "token_text": t["token"], "start": t["start"],
+                         "end": t["end"], "logprob": t["logprob"], "surprisal_bits": -t["logprob"] / math.log(2)})
+    return pd.DataFrame(rows, columns=["sentence", "text", "token", "token_text", "start", "end", "logprob",
+                                       "surprisal_bits"])

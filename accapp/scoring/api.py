@@ -1,0 +1,129 @@
+"""The contract between judgment methods and scorers, in the spirit of lm-evaluation-harness's
+`api/instance.py`: a pair, what a method asks a scorer to compute (a request), and what
+comes back (a result). Plain types only: a scorer never knows which method asked, and a
+method never touches a model.
+
+Every scorer answers `execute(requests) -> {request: result}`:
+- SeqRequest  -> SeqResult   (causal LMs: log p of every token of a string)
+- NextRequest -> np.ndarray  (causal LMs: log p of each answer written right after a prompt)
+- PLLRequest  -> SentencePLL (masked LMs: pseudo-log-likelihood under one PLL variant)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+# Nats: PLL-original - PLL-word-l2r of a multi-token word above this marks it inflated.
+INFLATION_MARGIN = 1.0
+
+
+@dataclass(frozen=True)
+class Pair:
+    good: str
+    bad: str
+    meta: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class SeqRequest:
+    """Score every token of the concatenated parts (each part tokenized on its own)."""
+
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NextRequest:
+    """Log-probs of each answer written right after the prompt (full-vocabulary softmax)."""
+
+    prompt: str
+    answers: tuple[str, ...]
+    prefix: str = field(default="", compare=False, hash=False)  # the prompt's text before any sentence
+
+
+@dataclass(frozen=True)
+class PLLRequest:
+    """A sentence's pseudo-log-likelihood under one variant (Kauf & Ivanova 2023)."""
+
+    text: str
+    variant: str
+
+
+@dataclass
+class SeqResult:
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    part_of_token: list[int]
+    logprobs: np.ndarray
+
+    def part_logprobs(self, part: int) -> np.ndarray:
+        mask = np.asarray(self.part_of_token) == part
+        return self.logprobs[mask]
+
+
+@dataclass
+class TokenPLL:
+    index: int  # among the scored tokens (0-based)
+    position: int  # in the model input (special tokens counted)
+    token_id: int
+    token: str  # the characters it covers, text[start:end]
+    piece: str  # the tokenizer's token string ("##la", "Ġdon", ...)
+    start: int
+    end: int
+    word_index: int
+    word: str
+    logprob: dict = field(default_factory=dict)  # variant -> log p (nats)
+    masked: dict = field(default_factory=dict)  # variant -> scored-token indices masked for it
+
+
+@dataclass
+class WordPLL:
+    index: int
+    text: str
+    start: int
+    end: int
+    tokens: list  # scored-token indices
+    pieces: list  # their texts
+    logprob: dict = field(default_factory=dict)  # variant -> sum over the word's tokens
+    inflation: float | None = None  # logprob["original"] - logprob["word_l2r"], when both computed
+    inflated: bool = False
+
+
+@dataclass
+class SentencePLL:
+    text: str
+    variants: tuple
+    tokens: list  # TokenPLL
+    words: list  # WordPLL
+    scores: dict  # variant -> PLL
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "variants": list(self.variants),
+            "scores": dict(self.scores),
+            "tokens": [asdict(t) for t in self.tokens],
+            "words": [asdict(w) for w in self.words],
+            "inflation_margin": INFLATION_MARGIN,
+        }
+
+    def token_logprobs(self, variant: str) -> np.ndarray:
+        return np.array([t.logprob[variant] for t in self.tokens], dtype=np.float64)
+
+
+class Scorer(Protocol):
+    """What the engine needs of a scorer; causal, masked and the naive reference all answer it."""
+
+    kind: str  # "causal" or "masked": which methods it can serve
+    lm: object  # the LoadedModel
+
+    def execute(self, requests: list) -> dict: ...
+
+    def n_tokens(self, text: str) -> int: ...
+
+    def token_requests(self, text: str) -> list: ...
+
+    def show(self, request) -> list[dict]: ...

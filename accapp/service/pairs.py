@@ -1,0 +1,77 @@
+"""The shipped benchmarks' pairs (BLiMP, CLiMP), for the probe: find a pair by its sentences,
+draw a random one, list phenomena and paradigms."""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+import pandas as pd
+
+from accapp.errors import UserError
+from accapp.runner.datasets import load_benchmark
+from accapp.schema import BUILTIN_BENCHMARKS
+
+BENCHMARKS = tuple(BUILTIN_BENCHMARKS)
+ANY = "any"  # the filter value that keeps every phenomenon / paradigm
+META_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad")
+
+
+@lru_cache(maxsize=4)
+def benchmark(name: str) -> pd.DataFrame:
+    if name not in BUILTIN_BENCHMARKS:
+        raise UserError(f"Unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}.")
+    return load_benchmark(name)
+
+
+@lru_cache(maxsize=4)
+def _pair_index(name: str) -> dict:
+    df = benchmark(name)
+    return {(g, b): i for i, (g, b) in enumerate(zip(df["good"], df["bad"]))}
+
+
+def pair_meta(name: str, i: int) -> dict:
+    """A pair as the app passes it around: benchmark, paradigm, phenomenon, pair_id, good, bad (strings)."""
+    row = benchmark(name).iloc[int(i)]
+    return {k: str(row[k]) for k in META_KEYS}
+
+
+def find_pair(good: str, bad: str) -> dict | None:
+    """The benchmark pair with exactly these sentences (meta dict), or None."""
+    good, bad = (good or "").strip(), (bad or "").strip()
+    for name in BENCHMARKS:
+        try:
+            i = _pair_index(name).get((good, bad))
+        except Exception:  # noqa: BLE001 - a missing asset only means no match
+            continue
+        if i is not None:
+            return pair_meta(name, i)
+    return None
+
+
+def phenomena(name: str) -> list[str]:
+    return sorted(set(benchmark(name)["phenomenon"]))
+
+
+def paradigms(name: str, phenomenon: str | None = None) -> list[str]:
+    df = benchmark(name)
+    if phenomenon and phenomenon != ANY:
+        df = df[df["phenomenon"] == phenomenon]
+    return sorted(set(df["paradigm"]))
+
+
+def random_pair(name: str, phenomenon: str | None = None, paradigm: str | None = None, rng=None) -> dict:
+    """A random pair of a benchmark, within a phenomenon and / or paradigm ('any' = no filter)."""
+    df = benchmark(name)
+    mask = pd.Series(True, index=df.index)
+    if phenomenon and phenomenon != ANY:
+        mask &= df["phenomenon"] == phenomenon
+    if paradigm and paradigm != ANY:
+        mask &= df["paradigm"] == paradigm
+    # identical sentences (7 BLiMP pairs) make a pointless demo
+    mask &= df["good"] != df["bad"]
+    idx = df.index[mask]
+    if len(idx) == 0:
+        raise UserError("No pair matches this phenomenon and paradigm.")
+    rng = rng or random.Random()
+    return pair_meta(name, df.index.get_loc(idx[rng.randrange(len(idx))]))

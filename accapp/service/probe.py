@@ -1,0 +1,255 @@
+"""The probe's logic as plain data: which methods run, scoring one pair with an engine, the
+majority verdict, one verdict record per judgment, and what the precomputed benchmark run says
+about the pair. The Probe tab renders these; the /probe API endpoint returns :func:`probe_json`.
+
+    methods = check_probe(spec.kind, good, bad, methods)   # fails before any model loads
+    result = probe(engine, good, bad, methods)             # an accapp.engine.PairResult
+    probe_json(model_id, result)                           # the /probe answer
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import pandas as pd
+
+from accapp.engine import PairResult, detect_language
+from accapp.errors import UserError, validate_sentence
+from accapp.methods import all_methods, method_ids, parse_ids, resolve
+from accapp.methods.base import MethodScore
+from accapp.service.pairs import find_pair
+
+# The method whose benchmark accuracy the probe shows first, per model kind.
+DEFAULT_BENCH_METHOD = {"causal": "lp", "masked": "pll_word_l2r"}
+PAIR_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id")
+RUN_KEY = ["method", "template", "variant"]
+
+
+# ------------------------------------------------------------------------------------------ methods
+def method_name(method_id: str) -> str:
+    m = all_methods().get(method_id)
+    return m.name if m else method_id
+
+
+def family(method_id: str) -> str:
+    m = all_methods().get(method_id)
+    return m.family if m else ""
+
+
+def method_choices(kind: str) -> list[tuple[str, str]]:
+    """(label, id) of every method a model kind can run, in display order."""
+    table = all_methods()
+    return [(f"{table[i].name}  ({table[i].family})", i) for i in method_ids(kind)]
+
+
+def probe_methods(kind: str, methods) -> list[str]:
+    """The method ids a probe runs: None, 'all' or ['all'] = every method of the model kind; a
+    list or a comma-separated string otherwise. Unknown ids, or ids the kind cannot run, raise UserError."""
+    wanted = parse_ids(methods)
+    if wanted is None:
+        return method_ids(kind)
+    if not wanted:
+        raise UserError("Pick at least one method.")
+    resolve(wanted, kind)
+    return wanted
+
+
+def check_probe(kind: str, good, bad, methods) -> list[str]:
+    """Everything about a probe request that can fail without a model: methods, then both sentences."""
+    methods = probe_methods(kind, methods)
+    validate_sentence(good, "good sentence")
+    validate_sentence(bad, "bad sentence")
+    return methods
+
+
+def language_mismatch(languages, good: str, bad: str) -> str | None:
+    """The pair's language ('en' or 'zh') when the model was not trained for it, else None."""
+    lang = detect_language(good or "", bad or "")
+    return None if lang in languages else lang
+
+
+# ------------------------------------------------------------------------------------------ scoring
+def probe(engine, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
+    """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair."""
+    methods = probe_methods(engine.kind, methods)
+    return engine.score_pairs([engine.check_pair(good, bad)], methods, language)[0]
+
+
+def majority(scores: list[MethodScore]) -> dict:
+    """Majority verdict over the methods' judgments (an ensemble is a vote of other judgments: left out)."""
+    judged = [s for s in scores if family(s.method) != "ensemble"]
+    counts = Counter(s.verdict for s in judged)
+    g, b = counts.get("good", 0), counts.get("bad", 0)
+    verdict = "good" if g > b else "bad" if b > g else "tie"
+    return {"verdict": verdict, "good": g, "bad": b, "tie": counts.get("tie", 0), "judgments": len(judged)}
+
+
+def votes_text(s: MethodScore) -> str:
+    """What a judgment's model answered, in words: ensemble draws, the A/B letter, Yes/No per sentence."""
+    a = s.answers
+    if family(s.method) == "ensemble":
+        votes = f"P votes {a.p_votes}/5, L votes {a.l_votes}/5" if a.p_votes is not None else ""
+        return f"{round(float(s.score_good) * 10)}/10 draws pick good · {votes}"
+    if a.letter is not None:
+        return f"answered {a.letter}"
+    if a.good is not None:
+        return f"good → {a.good}, bad → {a.bad}"
+    return s.prediction
+
+
+def verdict_records(scores: list[MethodScore]) -> list[dict]:
+    """JSON-able verdict table: one record per method x template x answer order."""
+    maj = majority(scores)
+    out = []
+    for s in scores:
+        ens = family(s.method) == "ensemble"
+        agrees = None if ens or maj["verdict"] == "tie" else s.verdict == maj["verdict"]
+        good, bad = float(s.score_good), float(s.score_bad)
+        out.append({
+            "method": s.method, "name": method_name(s.method), "family": family(s.method),
+            "template": s.template, "variant": s.variant, "score_good": good, "score_bad": bad,
+            "difference": good - bad, "verdict": s.verdict, "agrees_with_majority": agrees,
+            "prediction": s.prediction, "votes": votes_text(s),
+        })
+    return out
+
+
+def probe_json(model_id: str, result: PairResult) -> dict:
+    """The /probe answer: {model, good, bad, majority, verdicts, tokens}."""
+    return {"model": model_id, "good": result.pair.good, "bad": result.pair.bad,
+            "majority": majority(result.scores), "verdicts": verdict_records(result.scores), "tokens": result.tokens}
+
+
+def pll_details(result: PairResult) -> dict | None:
+    """A masked LM's per-token PLL detail of both sentences as plain dicts (None for a causal LM)."""
+    if not result.detail:
+        return None
+    return {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in result.detail.items()}
+
+
+# ------------------------------------------------------------------------------------------ benchmark context
+def pair_meta(good: str, bad: str, meta: dict | None = None) -> dict | None:
+    """The benchmark pair behind these sentences: `meta` when it is theirs, else BLiMP's or CLiMP's, else None."""
+    good, bad = (good or "").strip(), (bad or "").strip()
+    if meta and meta.get("good") == good and meta.get("bad") == bad:
+        return meta
+    return find_pair(good, bad)
+
+
+def pair_rows(store, model_id: str, meta: dict | None, good: str, bad: str) -> pd.DataFrame:
+    """The precomputed run's rows for this very pair: by benchmark + paradigm + pair_id, else by the sentences."""
+    if meta:
+        rows = store.pair_rows(model_id, benchmark=meta["benchmark"], paradigm=meta["paradigm"],
+                               pair_id=str(meta["pair_id"]))
+        if not rows.empty:
+            return rows
+    return store.pair_rows(model_id, good=(good or "").strip(), bad=(bad or "").strip())
+
+
+def _meta_of(rows: pd.DataFrame) -> dict:
+    return {k: str(rows[k].iloc[0]) for k in PAIR_KEYS}
+
+
+@dataclass
+class RunContext:
+    """What the model's precomputed run says beside the verdict table."""
+
+    meta: dict | None  # the pair's benchmark, paradigm, phenomenon, pair_id (None: not a benchmark pair)
+    # per method x template x variant: correct (this pair in the run), phen_accuracy (% on its
+    # phenomenon); None when the model has no run on the pair's benchmark
+    run: pd.DataFrame | None = None
+
+    @property
+    def has_run(self) -> bool:
+        return self.run is not None and not self.run.empty
+
+
+def run_context(store, model_id: str, meta: dict | None, good: str, bad: str) -> RunContext:
+    """The run's accuracy on the pair's phenomenon and its verdict on this pair, per judgment.
+    `store` None (no results to read) gives no context."""
+    from accapp.analysis import accuracy_by_phenomenon
+
+    if store is None:
+        return RunContext(meta)
+    rows = pair_rows(store, model_id, meta, good, bad)
+    if meta is None and not rows.empty:
+        meta = _meta_of(rows)
+    if meta is None or model_id not in store.models(meta["benchmark"]):
+        return RunContext(meta)
+    try:
+        acc = accuracy_by_phenomenon(store, model_id, meta["benchmark"], None, template=None)
+        acc = acc[acc.phenomenon == meta["phenomenon"]][["method", "template", "accuracy"]]
+    except UserError:
+        acc = pd.DataFrame(columns=["method", "template", "accuracy"])
+    run = rows[RUN_KEY + ["correct"]].copy()
+    run = run.merge(acc.rename(columns={"accuracy": "phen_accuracy"}), on=["method", "template"], how="outer")
+    for c in RUN_KEY:
+        run[c] = run[c].fillna("").astype(str)
+    return RunContext(meta, run)
+
+
+def _number(v) -> float | None:
+    return None if v is None or pd.isna(v) else float(v)
+
+
+def with_run(records: list[dict], ctx: RunContext) -> list[dict]:
+    """The verdict records, each with `run_accuracy` (% on the pair's phenomenon) and `run_correct`
+    (this pair in the run: 1 right, 0 wrong, an ensemble's share of draws), None where the run has none."""
+    found: dict[tuple, dict] = {}
+    if ctx.has_run:
+        for row in ctx.run.to_dict("records"):
+            found.setdefault(tuple(row[c] for c in RUN_KEY), row)
+    out = []
+    for r in records:
+        row = found.get((r["method"], str(r["template"]), str(r["variant"] or "")), {})
+        acc = _number(row.get("phen_accuracy"))
+        out.append(dict(r, run_accuracy=None if acc is None else round(acc, 1), run_correct=_number(row.get("correct"))))
+    return out
+
+
+@dataclass
+class MethodContext:
+    """How one method with one model did on the pair's phenomenon, and on the pair itself."""
+
+    meta: dict | None  # None: not a benchmark pair, nothing more to say
+    human_accuracy: float | None = None  # published human accuracy on the phenomenon (BLiMP)
+    human_source: str | None = None
+    has_run: bool = False  # a precomputed run of this method with this model on the pair's benchmark
+    template: str = "-"  # the template the numbers are for: the method's best
+    phen_accuracy: float | None = None  # % right on the pair's phenomenon (None: no pair of it in the run)
+    phen_pairs: int | None = None
+    overall_accuracy: float | None = None  # % over the whole benchmark
+    pair_correct: float | None = None  # this pair: 1 right, 0 wrong, between: share of judgments right; None: not sampled
+
+
+def method_context(store, model_id: str, method: str, meta: dict | None, good: str, bad: str) -> MethodContext:
+    from accapp.analysis import accuracy_by_phenomenon, accuracy_overall, published_human
+
+    meta = pair_meta(good, bad, meta)
+    rows = pair_rows(store, model_id, meta, good, bad)
+    if meta is None and not rows.empty:
+        meta = _meta_of(rows)
+    if meta is None:
+        return MethodContext(None)
+    bench, phen = meta["benchmark"], meta["phenomenon"]
+    ctx = MethodContext(meta)
+    human = published_human(store, "phenomenon") if bench == "blimp" else pd.DataFrame()
+    h = human[human.phenomenon == phen] if not human.empty else human
+    if len(h):
+        ctx.human_accuracy, ctx.human_source = float(h.accuracy.iloc[0]), str(h.source.iloc[0])
+    if model_id not in store.models(bench) or method not in store.methods(model_id, bench):
+        return ctx
+    ctx.has_run = True
+    acc = accuracy_by_phenomenon(store, model_id, bench, [method], template="best")
+    a = acc[acc.phenomenon == phen]
+    ov = accuracy_overall(store, model_id, bench, [method], template="best")
+    ctx.template = str(a.template.iloc[0]) if len(a) else (str(ov.template.iloc[0]) if len(ov) else "-")
+    if len(a):
+        ctx.phen_accuracy, ctx.phen_pairs = float(a.accuracy.iloc[0]), int(a.pairs.iloc[0])
+    if len(ov):
+        ctx.overall_accuracy = float(ov.accuracy.iloc[0])
+    mine = rows[(rows.method == method) & (rows.template.astype(str) == ctx.template)]
+    if len(mine):
+        ctx.pair_correct = float(mine.correct.mean())
+    return ctx

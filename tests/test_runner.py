@@ -1,0 +1,44 @@
+"""The benchmark runner on a user's file, on a tiny random Llama-style model (fast tier): every
+pair goes through the engine's check_pair as `score` does, and a pair that fails is recorded
+with its error while the run goes on."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from accapp.engine import Engine, make_scorer
+from accapp.runner.runner import run_benchmark
+
+
+@pytest.fixture()
+def engine(tiny_llama):
+    return Engine(make_scorer(tiny_llama))
+
+
+def test_user_file_pairs_are_checked_like_score_and_failures_recorded(engine, tmp_path):
+    rows = pd.DataFrame({
+        "good": ["  The dog barks. ", "", "The cat sleeps.", "x" * 401],
+        "bad": ["The dog bark.", "The dog bark.", "The cat sleep.", "The cat sleep."],
+    })
+    file = tmp_path / "mine.csv"
+    rows.to_csv(file, index=False)
+    out = tmp_path / "runs"
+    summary = run_benchmark(engine, str(file), "lp,mean_lp,pen_lp", out, progress=False)
+    assert summary["pairs_failed"] == 2
+    errors = json.loads((out / "smollm2-135m-instruct" / "mine" / "errors.json").read_text())
+    assert [(e["pair_id"], "empty" in e["error"] or "limit" in e["error"]) for e in errors] == [("1", True), ("3", True)]
+    units = {p.parent.name: pd.read_parquet(p) for p in (out / "smollm2-135m-instruct" / "mine" / "units").rglob("*.parquet")}
+    assert set(units) == {"lp", "mean_lp", "pen_lp"}
+    lp = units["lp"].set_index("pair_id")
+    assert list(lp.index) == ["0", "2"]
+    # the cell with surrounding spaces is scored exactly as `score` scores it (stripped)
+    alone = engine.score_pair("  The dog barks. ", "The dog bark.", ["lp"])
+    assert lp.loc["0", "good"] == "The dog barks."
+    assert lp.loc["0", "score_good"] == alone.scores[0].score_good
+    assert lp.loc["0", "score_bad"] == alone.scores[0].score_bad
+
+    again = run_benchmark(engine, str(file), "lp,mean_lp,pen_lp", out, progress=False)
+    assert again["units_written"] == 0 and again["pairs_failed"] == 2  # done; the bad rows are retried, not lost
