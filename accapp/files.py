@@ -33,7 +33,3 @@ def write_parquet_atomic(df, path: Path, **kwargs) -> Path:
 
 def write_json_atomic(obj, path: Path) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8"))
-
-
-def write_text_atomic(text: str, path: Path) -> Path:
-    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

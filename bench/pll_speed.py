@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from accapp.scoring.pll_variants import VARIANTS  # noqa: E402
 from accapp.scoring.masked import MaskedScorer  # noqa: E402
+from accapp.scoring.pll_variants import VARIANTS  # noqa: E402
 
 BLIMP_DIR = os.environ.get("ACCAPP_BLIMP_DIR", "/work/shared/data/blimp/data")
 

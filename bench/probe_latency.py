@@ -4,7 +4,7 @@ Starts ``python app.py`` on a free loopback port without warming the model (ACCA
 the first request pays for loading it; then times, interleaved round by round:
 - http: the /probe endpoint through Gradio's documented HTTP protocol (POST .../call/probe, then
   read the event stream), as curl or `requests` sees it: the app's own answer time;
-- client: the same endpoint through `gradio_client` (its polling adds ~0.03-0.09 s on the client);
+- client: the same endpoint through `gradio_client` (its polling adds a little on the client);
 - browser (with --browser): the Probe tab in headless Chromium, from the click on "Compare" until
   the summary shows the new pair (two pairs alternate, so every click changes the page).
 With --blimp N, then http over N BLiMP pairs, one from each paradigm (the first of each paradigm's

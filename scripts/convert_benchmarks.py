@@ -54,7 +54,8 @@ def climp() -> pd.DataFrame:
             good, bad = df.iloc[::2].reset_index(drop=True), df.iloc[1::2].reset_index(drop=True)
             pairs = list(zip(good["sentence"], bad["sentence"], good["paradigm"], good["phenomenon"]))
         for i, (g, b, paradigm, phen) in enumerate(pairs):
-            rows.append({"benchmark": "climp", "paradigm": paradigm, "phenomenon": phen, "pair_id": str(i), "good": g.strip() + "。", "bad": b.strip() + "。"})
+            rows.append({"benchmark": "climp", "paradigm": paradigm, "phenomenon": phen, "pair_id": str(i),
+                         "good": g.strip() + "。", "bad": b.strip() + "。"})
     return pd.DataFrame(rows)
 
 

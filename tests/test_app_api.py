@@ -131,7 +131,7 @@ def test_cancelled_file_scoring_stops_midway_and_keeps_delivered_results(client,
     big = tmp_path / "big.csv"
     rows = [(f"The {n} dogs bark.", f"The {n} dogs barks.") for n in range(2, 402)]
     pd.DataFrame(rows, columns=["good", "bad"]).to_csv(big, index=False)
-    methods = ["lp", "mean_lp", "in_template_lp"]  # ~0.3 s a row: minutes for 400, seconds a step
+    methods = ["lp", "mean_lp", "in_template_lp"]  # slow enough that 400 rows take many steps to cancel in
     job = client.submit(handle_file(str(big)), "smollm2-135m-instruct", methods, api_name="/score_file")
     deadline, done = time.time() + 120, 0
     while time.time() < deadline and done < 16:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from accapp.runner.datasets import load_benchmark, parse_pairs, stratified_sample
 from accapp.errors import UserError
+from accapp.runner.datasets import load_benchmark, parse_pairs, stratified_sample
 
 
 def test_blimp_loader_counts(blimp):
@@ -58,8 +58,8 @@ def test_stratified_sample_is_seeded_and_nested(blimp):
 
 @pytest.mark.slow
 def test_identical_blimp_pairs_are_ties_not_wins(smollm, blimp):
-    from accapp.scoring.api import Pair
     from accapp.engine import Engine
+    from accapp.scoring.api import Pair
     from accapp.scoring.causal import CausalScorer
 
     same = blimp[blimp.good == blimp.bad]

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from golden.record import tiny_masked
 
 from accapp.engine import Engine, make_scorer
 from accapp.scoring.api import Pair
-from golden.record import tiny_masked
 
 GOLDEN = Path(__file__).parent / "golden"
 RECORDED = json.loads((GOLDEN / "scores.json").read_text(encoding="utf-8"))

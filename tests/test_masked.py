@@ -14,17 +14,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from masked_fixtures import bytelevel_tokenizer, tiny_bert, tiny_roberta, wordpiece_tokenizer
 
-from accapp.errors import MAX_SENTENCE_TOKENS, UserError
-from accapp.scoring.api import Pair
 from accapp.engine import Engine, PairResult
+from accapp.errors import MAX_SENTENCE_TOKENS, UserError
 from accapp.methods import resolve
 from accapp.methods.pll import PLL_METHOD_IDS
 from accapp.models.loading import load_model
-from accapp.scoring.api import INFLATION_MARGIN, PLLRequest
+from accapp.scoring.api import INFLATION_MARGIN, Pair, PLLRequest
 from accapp.scoring.masked import MaskedScorer
 from accapp.scoring.pll_variants import VARIANTS, mask_sets
-from masked_fixtures import bytelevel_tokenizer, tiny_bert, tiny_roberta, wordpiece_tokenizer
 
 ENGLISH = [
     "These casseroles disgust Kayla.",
@@ -244,7 +243,10 @@ def test_special_tokens_are_never_masked_nor_scored(mlm):
     scorer = MaskedScorer(model, tok, chunk_size=8)
     seen = []
     encoder = scorer._split[0]
-    hook = encoder.register_forward_pre_hook(lambda mod, args, kwargs: seen.append((kwargs["input_ids"].clone(), kwargs["attention_mask"].clone())), with_kwargs=True)
+    def record(mod, args, kwargs):
+        seen.append((kwargs["input_ids"].clone(), kwargs["attention_mask"].clone()))
+
+    hook = encoder.register_forward_pre_hook(record, with_kwargs=True)
     try:
         details = scorer.score_sentences(ENGLISH + CHINESE)
     finally:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accapp.runner.datasets import parse_pairs
 from accapp.errors import UserError
+from accapp.runner.datasets import parse_pairs
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), min_size=0, max_size=60)
 ANY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -64,9 +64,10 @@ def test_causal_scorer_arbitrary_unicode(causal_engine, good, bad):
 
 @pytest.fixture(scope="module")
 def masked_engine_tiny():
+    from masked_fixtures import tiny_bert, wordpiece_tokenizer
+
     from accapp.engine import Engine
     from accapp.scoring.masked import MaskedScorer
-    from masked_fixtures import tiny_bert, wordpiece_tokenizer
 
     tok = wordpiece_tokenizer()
     return Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=16))

@@ -3,9 +3,9 @@
 import pytest
 from scipy.stats import binomtest
 
+from accapp.engine import Engine
 from accapp.runner.datasets import stratified_sample
 from accapp.scoring.api import Pair
-from accapp.engine import Engine
 from accapp.scoring.causal import CausalScorer
 
 pytestmark = pytest.mark.slow

@@ -3,10 +3,10 @@ string, full logits) within 1e-4 nats: 50 BLiMP pairs, every causal method and t
 
 import pytest
 
-from accapp.runner.datasets import stratified_sample
-from accapp.methods import method_ids
-from accapp.scoring.api import Pair
 from accapp.engine import Engine
+from accapp.methods import method_ids
+from accapp.runner.datasets import stratified_sample
+from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
 from accapp.scoring.naive import NaiveScorer
 

@@ -30,7 +30,6 @@ from accapp.store import Store
 
 LONG_COLUMNS = ["benchmark", "model", "method", "template", "phenomenon", "paradigm", "accuracy", "source"]
 LEVELS = ("overall", "phenomenon", "paradigm")
-IDE_STATISTIC = {"single": "-", "mean_over_templates": "mean", "sd_over_templates": "sd", "max_over_templates": "max"}
 IDE_SETTING_METHOD = {
     "p_only": ("ens_p_only", "-"), "mix_p3": ("ens_mix_p3", "-"), "mix_l3": ("ens_mix_l3", "-"),
     "l_only": ("ens_l_only", "-"), "in_template_lp_oracle": ("in_template_lp", "max"),

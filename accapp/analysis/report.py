@@ -51,7 +51,8 @@ def _table(rows: list[dict], model: str, benchmark: str) -> str:
     short = [p[:10] for p in phenomena]
     head = f"{'method':27} {'template':11} {'pairs':>6} {'ties':>5} {'acc':>6}  " + " ".join(f"{s:>10}" for s in short)
     lines = [f"model: {model}   benchmark: {benchmark}   (accuracy in %, overall = mean over paradigms)", head, "-" * len(head)]
-    fmt = lambda v: "      -" if v is None else f"{v:6.1f}"
+    def fmt(v):
+        return "      -" if v is None else f"{v:6.1f}"
     for r in rows:
         t = r["template"] + (f"({r['best_template']})" if r.get("best_template") else "")
         cells = " ".join(f"{'-' if r['by_phenomenon'].get(p) is None else format(r['by_phenomenon'][p], '.1f'):>10}"

@@ -29,7 +29,8 @@ def cmd_models(args) -> int:
 
     specs = registry().values()
     if args.format == "json":
-        print(json.dumps([{k: getattr(s, k) for k in ("id", "name", "kind", "variant", "languages", "hub_id", "start_token", "license", "embedded")} for s in specs], ensure_ascii=False, indent=1))
+        keys = ("id", "name", "kind", "variant", "languages", "hub_id", "start_token", "license", "embedded")
+        print(json.dumps([{k: getattr(s, k) for k in keys} for s in specs], ensure_ascii=False, indent=1))
         return 0
     print(f"{'id':28} {'kind':7} {'variant':9} {'languages':10} {'offline':8} license")
     for s in specs:

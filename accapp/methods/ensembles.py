@@ -5,8 +5,8 @@ from __future__ import annotations
 from accapp.methods import formulas as F
 from accapp.methods.base import Answers, Method, judged
 from accapp.methods.prompting import YesNoProbComp
-from accapp.schema import ENSEMBLE_METHODS
 from accapp.methods.readout import InTemplateSingle
+from accapp.schema import ENSEMBLE_METHODS
 
 NAMES = {"ens_p_only": "Ensemble P-only", "ens_mix_p3": "Ensemble Mix-P3", "ens_mix_l3": "Ensemble Mix-L3", "ens_l_only": "Ensemble L-only"}
 

@@ -85,7 +85,8 @@ def ensemble_draws(n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS, pool: int 
     return draws
 
 
-def ensemble_correct(p_votes: Sequence[bool], l_votes: Sequence[bool], n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS, seed: int = 0) -> float:
+def ensemble_correct(p_votes: Sequence[bool], l_votes: Sequence[bool], n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS,
+                     seed: int = 0) -> float:
     """Share of the seeded trials whose 5-vote majority picks the good sentence.
 
     p_votes / l_votes: per template (5 each), whether that template judged the pair right.

@@ -51,7 +51,8 @@ class ABPrompting(Method):
     def _req(self, ctx, t, a, b):
         tpl = next(x for x in _ide_prompts("ab", ctx) if x["id"] == t)
         user = tpl["user"].replace("{sentence_a}", a).replace("{sentence_b}", b)
-        prefix = template_prefix(ctx, f"ab:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence_a}", h).replace("{sentence_b}", h)))
+        prefix = template_prefix(
+            ctx, f"ab:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence_a}", h).replace("{sentence_b}", h)))
         return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]), prefix=prefix)
 
     def requests(self, pair, ctx):

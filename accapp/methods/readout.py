@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from accapp.methods import formulas as F
 from accapp.methods.base import Context, Method, judged
-from accapp.scoring.api import SeqRequest
 from accapp.methods.unigram import unigram_logprobs
 from accapp.prompts import fill_parts, template_set
+from accapp.scoring.api import SeqRequest
 
 IDE = "Ide et al. 2025"
 HU = "Hu et al. 2025, §6.1"
@@ -106,7 +106,8 @@ class InTemplateComparative(Method):
 
     def score(self, pair, ctx, res):
         return [
-            judged(self.id, t, F.lp(res(self._req(ctx, t, pair.good, pair.bad)).logprobs), F.lp(res(self._req(ctx, t, pair.bad, pair.good)).logprobs))
+            judged(self.id, t, F.lp(res(self._req(ctx, t, pair.good, pair.bad)).logprobs),
+                   F.lp(res(self._req(ctx, t, pair.bad, pair.good)).logprobs))
             for t in self.templates(ctx)
         ]
 

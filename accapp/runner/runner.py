@@ -71,7 +71,8 @@ def _versions() -> dict:
 
     import accapp
 
-    return {"accapp": accapp.__version__, "torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version()}
+    return {"accapp": accapp.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
+            "python": platform.python_version()}
 
 
 def run_benchmark(
@@ -205,7 +206,8 @@ def restore_units(consolidated: Path, runs: Path) -> int:
         return 0
     df = pd.read_parquet(consolidated)
     written = 0
-    for (model, bench, paradigm, method, template), part in df.groupby(["model", "benchmark", "paradigm", "method", "template"], sort=False):
+    unit_keys = ["model", "benchmark", "paradigm", "method", "template"]
+    for (model, bench, paradigm, method, template), part in df.groupby(unit_keys, sort=False):
         path = unit_path(runs, model, bench, paradigm, method, template)
         if path.exists():
             have = pd.read_parquet(path)

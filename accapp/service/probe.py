@@ -203,8 +203,7 @@ def with_run(records: list[dict], ctx: RunContext) -> list[dict]:
     out = []
     for r in records:
         row = found.get((r["method"], str(r["template"]), str(r["variant"] or "")), {})
-        acc = _number(row.get("phen_accuracy"))
-        out.append(dict(r, run_accuracy=None if acc is None else round(acc, 1), run_correct=_number(row.get("correct"))))
+        out.append(dict(r, run_accuracy=_number(row.get("phen_accuracy")), run_correct=_number(row.get("correct"))))
     return out
 
 

@@ -33,7 +33,8 @@ import duckdb
 import pandas as pd
 
 from accapp.errors import UserError
-from accapp.schema import ENSEMBLE_METHODS, RESULT_COLUMNS
+from accapp.files import safe_name
+from accapp.schema import RESULT_COLUMNS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "precomputed" / "results"
@@ -203,8 +204,7 @@ class Store:
     def manifest(self, model: str, benchmark: str) -> dict:
         """The run's manifest (``<model>__<benchmark>.manifest.json``), or {} when there is none."""
         self.check(model, benchmark)
-        safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in s)  # the runner's file naming
-        path = self.results_dir / f"{safe(model)}__{safe(benchmark)}.manifest.json"
+        path = self.results_dir / f"{safe_name(model)}__{safe_name(benchmark)}.manifest.json"  # as the runner names it
         if not path.is_file():
             return {}
         return json.loads(path.read_text(encoding="utf-8"))

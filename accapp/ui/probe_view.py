@@ -34,7 +34,7 @@ def verdict_frame(records: list[dict], has_run: bool = False, phenomenon: str | 
     } for r in records], columns=TABLE_COLUMNS)
     if has_run:
         df[f"Run: accuracy on {phenomenon or 'phenomenon'} (%)"] = pd.Series(
-            [float("nan") if r.get("run_accuracy") is None else r["run_accuracy"] for r in records], dtype=float)
+            [float("nan") if r.get("run_accuracy") is None else r["run_accuracy"] for r in records], dtype=float).round(1)
         df["Run: this pair"] = [_run_verdict(r.get("run_correct")) for r in records]
     return df
 

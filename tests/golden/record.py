@@ -1,7 +1,8 @@
 """Record the golden scores: every method's scores and every token's log-prob on the golden
 pairs, for both embedded models and two tiny masked LMs (run from the project root:
-`python tests/golden/record.py`). The numbers in scores.json were recorded on main at
-dd0bdfd, before the one-engine redesign; tests/test_golden.py checks that they never change.
+`python tests/golden/record.py [KEY ...]`). The numbers in scores.json were recorded on main
+at dd0bdfd, before the one-engine redesign, with this script as it was then (git log shows
+it); tests/test_golden.py checks that they never change. Re-record only on purpose.
 Reads ../shared/data/blimp (through tests/masked_fixtures.py) to train the tiny tokenizers.
 """
 
@@ -81,12 +82,10 @@ def pairs_of(language: str) -> list[dict]:
 
 
 def record() -> dict:
-    from accapp.methods.base import Pair
-    from accapp.methods.engine import Engine
+    from accapp.engine import Engine, make_scorer
     from accapp.models.loading import load_model
-    from accapp.scoring.causal import CausalScorer
+    from accapp.scoring.api import Pair
     from accapp.scoring.masked import MaskedScorer
-    from accapp.scoring.masked_engine import MaskedEngine
 
     only = sys.argv[1:]  # keys to (re)record; the others are kept
     out = json.loads(SCORES_FILE.read_text(encoding="utf-8")) if SCORES_FILE.exists() else {}
@@ -94,12 +93,10 @@ def record() -> dict:
         if only and f"{name}|{lang}" not in only:
             continue
         if name.startswith("tiny-"):
-            model, tok = tiny_masked(name)
-            engine = MaskedEngine(MaskedScorer(model, tok))
-            methods = "all"
+            engine = Engine(MaskedScorer(*tiny_masked(name)))
         else:
-            engine = Engine(CausalScorer(load_model(name)))
-            methods = None
+            engine = Engine(make_scorer(load_model(name)))
+        methods = None
         pairs = [Pair(p["good"], p["bad"]) for p in pairs_of(lang)]
         results = engine.score_pairs(pairs, methods, lang)
         out[f"{name}|{lang}"] = [
