@@ -39,7 +39,8 @@ import torch  # noqa: E402
 from accapp.scoring.masked import MaskedScorer  # noqa: E402
 from accapp.scoring.pll_variants import VARIANTS  # noqa: E402
 
-BLIMP_DIR = os.environ.get("ACCAPP_BLIMP_DIR", "/work/shared/data/blimp/data")
+# The BLiMP release in ../shared/ beside the project (this benchmark reads it; the app never does).
+BLIMP_DIR = os.environ.get("ACCAPP_BLIMP_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data" / "blimp" / "data"))
 
 
 def blimp_sentences(per_paradigm: int = 200) -> list[str]:

@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import torch
 
-BLIMP_DIR = os.environ.get("ACCAPP_BLIMP_DIR", "/work/shared/data/blimp/data")
+# The BLiMP release in ../shared/ beside the project (this test helper reads it; the app never does).
+BLIMP_DIR = os.environ.get("ACCAPP_BLIMP_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "blimp", "data"))
 LINES_PER_PARADIGM = 30
 
 # Sentences the tests score; they also go into the tokenizers' training text.

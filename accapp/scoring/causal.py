@@ -51,6 +51,16 @@ class CachedPrefix(NamedTuple):
     logprobs: torch.Tensor  # log p of the prefix's own tokens after the start token
 
 
+class PassStates(NamedTuple):
+    """One forward pass's hidden states, and where each of its sequences' tokens sits in them."""
+
+    members: list[int]  # indices of the pass's sequences
+    flat: torch.Tensor  # the pass's hidden states, (N, H)
+    nodes: list[torch.Tensor]  # per sequence, the rows of its own tokens (a tree's shared node is one row for all)
+    ids: list[torch.Tensor]  # per sequence, its own token ids
+    prefixes: list[CachedPrefix | None]  # per sequence, its template prefix, or None
+
+
 def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
     """Character spans that never overlap, so the tokens' texts join back into the string.
 
@@ -317,9 +327,7 @@ class CausalScorer:
         return out.last_hidden_state, place
 
     def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int]):
-        """Per forward pass: (indices of its sequences, the pass's hidden states flat (N, H), per
-        sequence the rows of its own tokens in them (a tree's shared node is one row for all the
-        sequences through it), own ids, prefix cache entry or None)."""
+        """PassStates of each forward pass."""
         if self._packable(seqs, shared):
             owns = [s[p:] for s, p in zip(seqs, shared)]
             keys = [s[:p] for s, p in zip(seqs, shared)]
@@ -340,14 +348,14 @@ class CausalScorer:
                         nodes.append(torch.tensor(path) + b * width + off)
                         ids.append(torch.tensor(owns[i]))
                         prefixes.append(pr)
-                yield members, hidden.reshape(-1, hidden.shape[-1]), nodes, ids, prefixes
+                yield PassStates(members, hidden.reshape(-1, hidden.shape[-1]), nodes, ids, prefixes)
             return
         for idx in self._batches(seqs, shared):
             batch = [seqs[i] for i in idx]
             hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
             width = hidden.shape[1]
-            yield (idx, hidden.reshape(-1, hidden.shape[-1]), [torch.arange(n) + b * width for b, n in enumerate(lengths)],
-                   [ids[b, :n] for b, n in enumerate(lengths)], prefixes)
+            yield PassStates(idx, hidden.reshape(-1, hidden.shape[-1]), [torch.arange(n) + b * width for b, n in enumerate(lengths)],
+                             [ids[b, :n] for b, n in enumerate(lengths)], prefixes)
 
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
