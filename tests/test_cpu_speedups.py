@@ -1,13 +1,14 @@
 """The CPU speed-ups (accapp/models/cpu_speedups.py) change no number: with and without them,
-every method's every score for a pair is bitwise the same, on both embedded models."""
+every method's every score for a pair is bitwise the same, on both embedded models (slow
+tier) and on tiny random-weight models of both architectures (tests/tiny_models.py)."""
 
 import importlib
 import inspect
 
 import pytest
 
-from accapp.methods import method_ids
 from accapp.engine import Engine
+from accapp.methods import method_ids
 from accapp.models.cpu_speedups import GATED_MLPS, gated_mlps, is_silu, without_cpu_speedups
 from accapp.scoring.causal import CausalScorer
 
@@ -22,6 +23,7 @@ def test_every_listed_mlp_is_the_gated_form_the_in_place_forward_computes():
         assert "self.down_proj(self.act_fn(self.gate_proj(x))*self.up_proj(x))" in body, cls
 
 
+@pytest.mark.slow
 def test_smollm_activation_is_computed_in_place(smollm, gemma):
     """SmolLM2's "silu" is transformers' own SiLUActivation, not torch.nn.SiLU: the in-place
     activation must recognise it (Gemma 3's tanh GELU keeps its own, only the product is in place)."""
@@ -34,8 +36,29 @@ def _scores(lm, pair):
     return [(r["method"], r["template"], r["variant"], r["score_good"], r["score_bad"]) for r in result.rows]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["smollm", "gemma"])
 def test_speedups_leave_every_score_bitwise_equal(name, request):
+    lm = request.getfixturevalue(name)
+    pair = ("The cats that the dog chased sleep.", "The cats that the dog chased sleeps.")
+    fast = _scores(lm, pair)
+    with without_cpu_speedups(lm.model) as undone:
+        assert undone == lm.model.config.num_hidden_layers  # every layer's MLP ran in place
+        plain = _scores(lm, pair)
+    assert fast == plain
+    with without_cpu_speedups(lm.model) as again:
+        assert again == undone  # back on after the block
+
+
+def test_tiny_models_activation_is_computed_in_place(tiny_llama, tiny_gemma):
+    """As on the real models: Llama's "silu" runs in place, Gemma 3's tanh GELU keeps its own."""
+    assert all(is_silu(m.act_fn) for m in gated_mlps(tiny_llama.model))
+    assert not any(is_silu(m.act_fn) for m in gated_mlps(tiny_gemma.model))
+
+
+@pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma"])
+def test_speedups_leave_every_score_bitwise_equal_on_tiny_models(name, request):
+    """test_speedups_leave_every_score_bitwise_equal on the tiny models of both architectures."""
     lm = request.getfixturevalue(name)
     pair = ("The cats that the dog chased sleep.", "The cats that the dog chased sleeps.")
     fast = _scores(lm, pair)

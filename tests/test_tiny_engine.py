@@ -10,6 +10,8 @@ the real models, with their golden numbers, are the slow tier (test_causal_score
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 
@@ -17,17 +19,23 @@ import numpy as np
 import pytest
 import torch
 
-from accapp.bench.datasets import stratified_sample
+from accapp.engine import Engine
 from accapp.methods import method_ids
-from accapp.methods.base import Pair
-from accapp.methods.engine import Engine
 from accapp.models.loading import cache_root
+from accapp.runner.datasets import stratified_sample
+from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
-from accapp.scoring.naive import NaiveEngine
-from tests import tiny_models
+from accapp.scoring.naive import NaiveScorer
 
 TOL = 1e-4  # nats a score (as test_causal_scorer.py)
-TOKEN_TOL = 1e-5  # nats a token, between two float32 computations of the same string
+# Nats a token between two float32 computations of one string (test_causal_scorer.py's bound).
+# Measured on tiny Llama: packed vs unpacked up to 1.5e-5 (15 of 432 strings above 1e-5), each
+# as far (2.9e-5) from the float64 weights' values: float32 rounding of the forward pass, the
+# same in the naive engine.
+TOKEN_TOL = 2e-5
+# With float64 weights the paths agree to the last bit of the float32 log-probs they return
+# (measured worst: 1.9e-6, one float32 step at 16-32 nats, for an answer's log-prob).
+FLOAT64_TOL = 1e-5
 MODELS = ["tiny_llama", "tiny_gemma"]
 # Methods whose strings all fit Gemma's window: packed, template prefixes shared and cached.
 READOUT = ["lp", "in_template_lp", "in_template_comparative_lp", "bayes_factor_unigram", "slor"]
@@ -153,49 +161,65 @@ def test_tiny_predictions_are_sharp_and_depend_on_context(name, request):
 
 
 def test_fast_engine_equals_naive_on_every_method_llama(tiny_llama, pairs):
-    """Every method on 8 BLiMP pairs: the fast engine (packed token trees, cached template
+    """Every method on 6 BLiMP pairs: the fast engine (packed token trees, cached template
     prefixes, the chat template) against one plain forward pass a string."""
     methods = method_ids("causal")
     sc = CausalScorer(tiny_llama)
     with DecoderWidths(tiny_llama) as widths:
-        fast = Engine(sc).score_pairs(pairs, methods, "en")
+        fast = Engine(sc).score_pairs(pairs[:6], methods, "en")
     assert widths.packed and sc._prefix_cache  # the packed path and the prefix cache ran
-    naive = NaiveEngine(CausalScorer(tiny_llama)).score_pairs(pairs, methods, "en")
+    naive = Engine(NaiveScorer(tiny_llama)).score_pairs(pairs[:6], methods, "en")
     assert {r["method"] for r in fast[0].rows} == set(methods)
     _assert_agree(fast, naive)
 
 
+@pytest.mark.slow
 def test_fast_engine_equals_naive_on_every_method_gemma(tiny_gemma, pairs):
-    """Every method on a BLiMP pair (naive scoring of Gemma's 262k vocabulary costs 0.1 s a
-    string; the prompts dominate), strings beyond the sliding window included."""
+    """Every method on one BLiMP pair, prompts longer than the sliding window included: the
+    scorer then runs unpacked, sharing cached prefixes with the strings that fit. Slow tier
+    (9 s): the naive engine scores Gemma's 262k-token vocabulary at every position of 86
+    strings. The fast tier has every method on Gemma in Chinese, the readout methods in
+    English, and this call's strings against unshared, one-at-a-time scoring."""
     methods = method_ids("causal")
     calls = recording(sc := CausalScorer(tiny_gemma))
     fast = Engine(sc).score_pairs(pairs[:1], methods, "en")
     assert max(len(s) for s in calls[0][0]) > tiny_gemma.model.config.sliding_window
-    naive = NaiveEngine(CausalScorer(tiny_gemma)).score_pairs(pairs[:1], methods, "en")
+    assert sc._prefix_cache
+    naive = Engine(NaiveScorer(tiny_gemma)).score_pairs(pairs[:1], methods, "en")
     assert {r["method"] for r in fast[0].rows} == set(methods)
     _assert_agree(fast, naive)
 
 
 def test_fast_engine_equals_naive_on_templated_strings_gemma(tiny_gemma, pairs):
-    """The readout methods on 4 pairs: packed in rows wider than the sliding window (the 4-D
-    mask alone decides what a token sees) with cached template prefixes."""
+    """The readout methods on 2 pairs: packed in rows wider than the sliding window (the 4-D
+    mask alone decides what a token sees), after cached template prefixes."""
     sc = CausalScorer(tiny_gemma)
     with DecoderWidths(tiny_gemma) as widths:
-        fast = Engine(sc).score_pairs(pairs[:4], READOUT, "en")
+        fast = Engine(sc).score_pairs(pairs[:2], READOUT, "en")
     assert widths.packed and max(widths.packed) > tiny_gemma.model.config.sliding_window
-    naive = NaiveEngine(CausalScorer(tiny_gemma)).score_pairs(pairs[:4], READOUT, "en")
+    assert sc._prefix_cache
+    naive = Engine(NaiveScorer(tiny_gemma)).score_pairs(pairs[:2], READOUT, "en")
     _assert_agree(fast, naive)
 
 
-def test_chinese_pair_every_method_gemma(tiny_gemma):
-    """A CLiMP-style pair with every method (是/否 answers, the Chinese templates) on the fast
-    and the naive engine."""
+_NAIVE: dict = {}
+@pytest.mark.parametrize(
+    "pack",
+    [True, False],
+    ids=["packed", "unpacked"],
+)
+def test_chinese_pair_every_method_gemma(tiny_gemma, pack):
+    """A CLiMP-style pair with every method (是/否 answers, the Chinese base templates): the
+    fast engine, packed or not, against the naive one (computed once for both). Packed, its
+    rows' template prefixes (114 tokens) outgrow the 64-token window: a regression test for the
+    sliding layers' cache that kept only the window's keys and no longer matched the mask."""
     methods = method_ids("causal")
-    engine = Engine(CausalScorer(tiny_gemma))
+    engine = Engine(CausalScorer(tiny_gemma, pack=pack))
     assert "是 / 否" in engine.prompts_for(ZH_PAIR, "yes_no_prob_comp", "zh")[0]["kind"]
     fast = engine.score_pairs([ZH_PAIR], methods, "zh")
-    naive = NaiveEngine(CausalScorer(tiny_gemma)).score_pairs([ZH_PAIR], methods, "zh")
+    if "zh" not in _NAIVE:
+        _NAIVE["zh"] = Engine(NaiveScorer(tiny_gemma)).score_pairs([ZH_PAIR], methods, "zh")
+    naive = _NAIVE["zh"]
     assert {r["method"] for r in fast[0].rows} == set(methods)
     _assert_agree(fast, naive)
 
@@ -203,16 +227,12 @@ def test_chinese_pair_every_method_gemma(tiny_gemma):
 # ---- packing and prefix sharing change no number ------------------------------------------
 
 
-@pytest.mark.parametrize("name", MODELS)
-@pytest.mark.parametrize("methods", ["readout", "all"])
-def test_packing_and_prefix_sharing_change_no_token_logprob(name, methods, request, pairs):
-    """The scorer calls of 8 pairs, scored again without packing, without prefix sharing, and
-    one string at a time: every token's log-prob (and every answer's) within 1e-5, and
-    packing runs fewer tokens (test_causal_scorer.py's checks, token by token)."""
-    lm = request.getfixturevalue(name)
+def _variants_agree(lm, pairs, methods, tol) -> None:
+    """The scorer calls of the engine, scored again without packing, without prefix sharing,
+    and one string at a time: every token's log-prob (and every answer's) within tol."""
     sc = CausalScorer(lm, batch_size=16)
     calls = recording(sc)
-    Engine(sc).score_pairs(pairs, READOUT if methods == "readout" else method_ids("causal"), "en")
+    Engine(sc).score_pairs(pairs, methods, "en")
     ((seqs, limits, answers, got),) = calls
     others = {
         "pack=False": CausalScorer(lm, batch_size=16, pack=False),
@@ -223,9 +243,34 @@ def test_packing_and_prefix_sharing_change_no_token_logprob(name, methods, reque
         want = other.score(seqs, limits, answers)
         assert [len(a) for a in got] == [len(b) for b in want]
         worst = max(float(np.abs(a - b).max()) for a, b in zip(got, want))
-        assert worst < TOKEN_TOL, (label, worst)
-    if methods == "readout":  # all strings fit the window: packed, a pair's common start once
+        assert worst < tol, (label, worst)
+    if methods == READOUT:  # every string fits the window: packed, a pair's common start run once
         assert sc.stats["decoder_tokens"] < 0.95 * others["pack=False"].stats["decoder_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("name", "methods", "n_pairs"),
+    [("tiny_llama", "readout", 8), ("tiny_llama", "all", 4), ("tiny_gemma", "readout", 4), ("tiny_gemma", "all", 1)],
+)
+def test_packing_and_prefix_sharing_change_no_token_logprob(name, methods, n_pairs, request, pairs):
+    """Token by token, as shipped (float32): test_causal_scorer.py's checks on tiny models.
+    Gemma's full set has prompts beyond its window: unpacked, prefixes shared where they fit
+    (one pair: scoring Gemma's 262k-token vocabulary four times over costs seconds)."""
+    lm = request.getfixturevalue(name)
+    _variants_agree(lm, pairs[:n_pairs], READOUT if methods == "readout" else method_ids("causal"), TOKEN_TOL)
+
+
+@pytest.fixture(scope="module")
+def tiny_llama64(tiny_llama):
+    return dataclasses.replace(tiny_llama, model=copy.deepcopy(tiny_llama.model).double(), dtype="fp64")
+
+
+def test_packing_and_prefix_sharing_are_exact_in_float64(tiny_llama64, pairs):
+    """With float64 weights float32 rounding of the forward pass cannot hide a wrong mask,
+    position or cached key: packed, unpacked, prefix-shared or not, the log-probs agree to
+    the float32 resolution of the returned values (measured: bitwise for the readout methods)."""
+    _variants_agree(tiny_llama64, pairs[:4], READOUT, FLOAT64_TOL)
+    _variants_agree(tiny_llama64, pairs[:1], method_ids("causal"), FLOAT64_TOL)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -254,7 +299,7 @@ def test_prefix_cache_is_used_and_exact(name, request):
 @pytest.mark.parametrize("name", MODELS)
 def test_engine_reuses_template_prefixes_across_calls(name, request, pairs):
     """In-template methods fill the prefix cache; a second batch of pairs finds every
-    template there and computes no new prefix."""
+    template there and computes no new prefix; the scores are those of no sharing at all."""
     lm = request.getfixturevalue(name)
     engine = Engine(sc := CausalScorer(lm))
     first = engine.score_pairs(pairs[:2], ["in_template_lp"], "en")
@@ -262,39 +307,102 @@ def test_engine_reuses_template_prefixes_across_calls(name, request, pairs):
     assert len(cached) == 5  # Ide et al.'s five templates
     second = engine.score_pairs(pairs[2:4], ["in_template_lp"], "en")
     assert sc._prefix_cache.keys() == cached.keys() and all(sc._prefix_cache[k] is v for k, v in cached.items())
-    naive = NaiveEngine(CausalScorer(lm)).score_pairs(pairs[:4], ["in_template_lp"], "en")
-    _assert_agree(first + second, naive)
+    plain = Engine(CausalScorer(lm, share_prefix=False)).score_pairs(pairs[:4], ["in_template_lp"], "en")
+    _assert_agree(first + second, plain)
+
+
+# ---- start token and templates (the tokenizers are the real ones) ---------------------------
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_exactly_one_start_token_and_first_token_scored(name, request):
+    lm = request.getfixturevalue(name)
+    sc = CausalScorer(lm)
+    enc = sc.encode("These casseroles disgust Kayla.")
+    seq = sc.with_start(enc.ids)
+    assert seq[0] == lm.start_id and seq.count(lm.start_id) == 1
+    assert lm.tokenizer.convert_ids_to_tokens(lm.start_id) == lm.spec.start_token
+    assert sc.with_start(seq) == seq  # never a second start token
+    lps = sc.score([seq])[0]
+    assert len(lps) == len(enc.ids)  # the first real token ("These") is scored too
+    assert lps[0] < 0
+
+
+def test_chat_prompt_has_one_start_token(tiny_llama):
+    engine = Engine(CausalScorer(tiny_llama))
+    pair = engine.check_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
+    for method in ("yes_no_prob_comp", "ab_prompting", "meta_instruct"):
+        for shown in engine.prompts_for(pair, method):
+            ids = tiny_llama.tokenizer(shown["text"], add_special_tokens=False)["input_ids"]
+            assert ids.count(tiny_llama.start_id) == 1 and ids[0] == tiny_llama.start_id
+            assert "<|im_start|>assistant\n" in shown["text"]  # instruct model: chat template
+
+
+def test_base_model_uses_base_templates(tiny_gemma):
+    engine = Engine(CausalScorer(tiny_gemma))
+    pair = engine.check_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
+    text = engine.prompts_for(pair, "yes_no_prob_comp")[0]["text"]
+    assert text.startswith("<bos>Your task is to evaluate the quality of given text. Is the following")
+    assert text.endswith("These casseroles disgust Kayla.\nAnswer: ")
 
 
 # ---- Gemma's sliding window -----------------------------------------------------------------
 
 
+def _gather(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """float64 log p(ids[i] | ids[:i]) for i >= 1 from one row's logits."""
+    return logits[0, :-1].double().log_softmax(-1)[torch.arange(ids.shape[1] - 1), ids[0, 1:]]
+
+
 def test_a_string_longer_than_the_sliding_window_is_scored_exactly(tiny_gemma):
     """Gemma 3's local layers see 64 tokens here: a longer string must go through the model's
     own sliding mask (not a packed 4-D mask), and agree with plain and naive scoring, where a
-    causal 4-D mask (what packing would give it) is off by far more."""
+    plain causal 4-D mask (what packing would give it) is far off."""
     lm = tiny_gemma
     sc = CausalScorer(lm, batch_size=4)
     window = lm.model.config.sliding_window
     template = "Judge the sentence.\n\n"
-    t_ids = sc.encode(template).ids
-    long = sc.with_start(t_ids + sc.encode(" ".join(["the cat sat on the mat"] * (window // 5))).ids)
+    other = "Here is a sentence; judge whether it is acceptable English.\n\n"  # longer
+    t_ids, o_ids = sc.encode(template).ids, sc.encode(other).ids
+    body = sc.encode(" ".join(["the cat sat on the mat"] * (window // 5))).ids
+    long = sc.with_start(t_ids + body)
+    long_other = sc.with_start(o_ids + body)  # in one batch with `long`, its prefix padded
     short = sc.with_start(t_ids + sc.encode("A cat sat.").ids)
-    assert len(long) > window
+    assert len(long) > window and len(o_ids) > len(t_ids) >= 4
     limit = 1 + len(t_ids)
+    seqs, limits = [long, long_other, short], [limit, 1 + len(o_ids), limit]
     with DecoderWidths(lm) as widths:
-        got = sc.score([long, short], [limit, limit])
+        got = sc.score(seqs, limits)
     assert not widths.packed
-    want = CausalScorer(lm, batch_size=1, share_prefix=False).score([long, short])
+    want = CausalScorer(lm, batch_size=1, share_prefix=False).score(seqs)
     for a, b in zip(got, want):
         assert float(np.abs(a - b).max()) < TOKEN_TOL
+    ids = torch.tensor([long])
     with torch.inference_mode():
-        ids = torch.tensor([long])
-        naive = lm.model(ids).logits[0, :-1].double().log_softmax(-1)[torch.arange(len(long) - 1), ids[0, 1:]]
+        naive = _gather(lm.model(ids).logits, ids)
         causal = torch.ones(1, 1, len(long), len(long), dtype=torch.bool).tril()
-        unwindowed = lm.model(ids, attention_mask=causal).logits[0, :-1].double().log_softmax(-1)[torch.arange(len(long) - 1), ids[0, 1:]]
-    assert float((naive - torch.from_numpy(got[0]).double()).abs().max()) < TOKEN_TOL
-    assert abs(float(naive.sum()) - float(got[0].sum())) < TOL
-    beyond = slice(window, None)  # tokens whose local layers lose the string's start
-    assert float((naive[beyond] - unwindowed[beyond]).abs().max()) > 100 * TOL
+        unwindowed = _gather(lm.model(ids, attention_mask=causal).logits, ids)
+    ours = torch.from_numpy(got[0]).double()
+    assert float((naive - ours).abs().max()) < TOKEN_TOL
+    assert abs(float(naive.sum() - ours.sum())) < TOL
+    # Token i (predicting i + 1) sees tokens i - 63 .. i in the local layers: the first
+    # window - 1 predictions see the whole string either way, the later ones do not.
     assert float((naive[: window - 1] - unwindowed[: window - 1]).abs().max()) < TOKEN_TOL
+    assert float((naive[window:] - unwindowed[window:]).abs().min()) > 0
+    assert float((naive[window:] - unwindowed[window:]).abs().max()) > 100 * TOL
+
+
+def test_a_template_longer_than_the_sliding_window_is_scored_exactly(tiny_gemma):
+    """A template prefix longer than the window is not shared: its cached keys would not fit
+    the sliding layers' cache (which keeps window - 1 of them). Plain scoring instead, exact."""
+    lm = tiny_gemma
+    sc = CausalScorer(lm)
+    template = " ".join(["Please judge the following sentence."] * 12) + "\n\n"
+    t_ids = sc.encode(template).ids
+    assert len(t_ids) > lm.model.config.sliding_window
+    seqs = [sc.with_start(t_ids + sc.encode(x).ids) for x in ("A cat sat.", "The dogs barks.")]
+    got = sc.score(seqs, [1 + len(t_ids)] * 2)
+    assert not sc._prefix_cache
+    want = CausalScorer(lm, batch_size=1, share_prefix=False).score(seqs)
+    for a, b in zip(got, want):
+        assert float(np.abs(a - b).max()) < TOKEN_TOL

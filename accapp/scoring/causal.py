@@ -243,7 +243,10 @@ class CausalScorer:
                 ks.append(k)
                 vs.append(v)
             data.append((torch.cat(ks), torch.cat(vs)))
-        past = DynamicCache(ddp_cache_data=data, config=self.model.config)
+        # No config: a sliding layer's cache would keep only its window's keys, but rows padded to
+        # the widest prefix may hold more; the mask decides what each token sees (every string is
+        # shorter than the window, see _shared_lengths).
+        past = DynamicCache(ddp_cache_data=data)
         mask = torch.zeros(len(batch), pmax + L, dtype=torch.long)
         for b, (p, n) in enumerate(zip(shared, lengths)):
             mask[b, pmax - p : pmax + n] = 1
@@ -320,7 +323,8 @@ class CausalScorer:
             mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(~mask, torch.finfo(torch.float32).min)
         out = self._decoder(
             input_ids=ids_t.to(self.device),
-            past_key_values=DynamicCache(ddp_cache_data=data, config=self.model.config) if data else None,
+            # No config, as in _forward_batch: a row's prefixes together may outgrow a sliding window.
+            past_key_values=DynamicCache(ddp_cache_data=data) if data else None,
             attention_mask=mask.to(self.device), position_ids=torch.from_numpy(positions).to(self.device),
             use_cache=bool(data),
         )
