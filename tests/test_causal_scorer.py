@@ -123,41 +123,15 @@ def test_yes_no_matches_reference_answer_probabilities(smollm):
 
 
 def test_casserole_pair_matches_measured_values(smollm, gemma):
-    """MODELS.md: after <|endoftext|>, SmolLM2 gives -56.43 vs -59.97; Gemma after <bos> -65.86 vs -68.51."""
+    """Measured once by hand: after <|endoftext|>, SmolLM2 gives -56.43 vs -59.97; Gemma after <bos> -65.86 vs -68.51."""
     for lm, good, bad in ((smollm, -56.43, -59.97), (gemma, -65.86, -68.51)):
         res = Engine(CausalScorer(lm)).score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", ["lp"])
         assert res.rows[0]["score_good"] == pytest.approx(good, abs=0.01)
         assert res.rows[0]["score_bad"] == pytest.approx(bad, abs=0.01)
 
 
-def test_exactly_one_start_token_and_first_token_scored(smollm, gemma):
-    for lm in (smollm, gemma):
-        sc = CausalScorer(lm)
-        enc = sc.encode("These casseroles disgust Kayla.")
-        seq = sc.with_start(enc.ids)
-        assert seq[0] == lm.start_id and seq.count(lm.start_id) == 1
-        assert sc.with_start(seq) == seq  # never a second start token
-        lps = sc.score([seq])[0]
-        assert len(lps) == len(enc.ids)  # the first real token ("These") is scored too
-        assert lps[0] < 0
-
-
-def test_chat_prompt_has_one_start_token(smollm):
-    engine = Engine(CausalScorer(smollm))
-    pair = engine.check_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
-    for method in ("yes_no_prob_comp", "ab_prompting", "meta_instruct"):
-        for shown in engine.prompts_for(pair, method):
-            ids = smollm.tokenizer(shown["text"], add_special_tokens=False)["input_ids"]
-            assert ids.count(smollm.start_id) == 1 and ids[0] == smollm.start_id
-            assert "<|im_start|>assistant\n" in shown["text"]  # instruct model: chat template
-
-
-def test_base_model_uses_base_templates(gemma):
-    engine = Engine(CausalScorer(gemma))
-    pair = engine.check_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
-    text = engine.prompts_for(pair, "yes_no_prob_comp")[0]["text"]
-    assert text.startswith("<bos>Your task is to evaluate the quality of given text. Is the following")
-    assert text.endswith("These casseroles disgust Kayla.\nAnswer: ")
+# The start-token, chat-template and base-template checks need only the tokenizers: they run on
+# the tiny models in tests/test_tiny_engine.py.
 
 
 def test_chinese_yes_no_uses_shi_fou_when_single_tokens(gemma):

@@ -36,29 +36,17 @@ def _scores(lm, pair):
     return [(r["method"], r["template"], r["variant"], r["score_good"], r["score_bad"]) for r in result.rows]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["smollm", "gemma"])
-def test_speedups_leave_every_score_bitwise_equal(name, request):
-    lm = request.getfixturevalue(name)
-    pair = ("The cats that the dog chased sleep.", "The cats that the dog chased sleeps.")
-    fast = _scores(lm, pair)
-    with without_cpu_speedups(lm.model) as undone:
-        assert undone == lm.model.config.num_hidden_layers  # every layer's MLP ran in place
-        plain = _scores(lm, pair)
-    assert fast == plain
-    with without_cpu_speedups(lm.model) as again:
-        assert again == undone  # back on after the block
-
-
 def test_tiny_models_activation_is_computed_in_place(tiny_llama, tiny_gemma):
     """As on the real models: Llama's "silu" runs in place, Gemma 3's tanh GELU keeps its own."""
     assert all(is_silu(m.act_fn) for m in gated_mlps(tiny_llama.model))
     assert not any(is_silu(m.act_fn) for m in gated_mlps(tiny_gemma.model))
 
 
-@pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma"])
-def test_speedups_leave_every_score_bitwise_equal_on_tiny_models(name, request):
-    """test_speedups_leave_every_score_bitwise_equal on the tiny models of both architectures."""
+@pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma", pytest.param("smollm", marks=pytest.mark.slow),
+                                  pytest.param("gemma", marks=pytest.mark.slow)])
+def test_speedups_leave_every_score_bitwise_equal(name, request):
+    """Every method's every score, with and without the speed-ups, on both architectures
+    (tiny random models in the fast tier, the real ones in the slow tier)."""
     lm = request.getfixturevalue(name)
     pair = ("The cats that the dog chased sleep.", "The cats that the dog chased sleeps.")
     fast = _scores(lm, pair)
