@@ -80,3 +80,13 @@ def test_ensemble_draws_are_seeded_and_without_replacement():
     assert F.ensemble_draws(2, 3, seed=0) != F.ensemble_draws(2, 3, seed=5)
     for a, b in F.ensemble_draws(2, 3):
         assert len(set(a)) == 2 and len(set(b)) == 3
+
+
+def test_ensemble_ids_have_one_home():
+    """schema.ENSEMBLE_METHODS names the ensembles; their settings, names and methods follow it."""
+    from accapp.methods import all_methods
+    from accapp.methods.ensembles import NAMES
+    from accapp.schema import ENSEMBLE_METHODS
+
+    assert list(F.ENSEMBLE_SETTINGS) == list(NAMES) == list(ENSEMBLE_METHODS)
+    assert [i for i, m in all_methods().items() if m.family == "ensemble"] == list(ENSEMBLE_METHODS)
