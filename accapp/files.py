@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+# OWASP's CSV-injection rule: a text cell starting with one of these is read as a formula by
+# spreadsheets; a leading apostrophe makes it text again.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def safe_name(name: str) -> str:
@@ -33,3 +38,29 @@ def write_parquet_atomic(df, path: Path, **kwargs) -> Path:
 
 def write_json_atomic(obj, path: Path) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8"))
+
+
+def neutralise_cell(value):
+    """A text cell a spreadsheet would run as a formula, made text ('=1+1' -> "'=1+1"); numbers and
+    other values unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def write_csv_atomic(df, path: Path) -> Path:
+    """A results CSV safe to open in a spreadsheet: text cells neutralised (neutralise_cell),
+    lines ended by CRLF so that a cell holding a CR or LF, a quote or a comma is quoted (the csv
+    module quotes a cell containing any character of its line terminator); rows in = rows out."""
+    import pandas as pd
+
+    safe = df.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
+            safe[col] = safe[col].map(neutralise_cell)
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:  # newline="": the csv module ends its own lines
+            safe.to_csv(f, index=False, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+
+    return write_atomic(path, write)

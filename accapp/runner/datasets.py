@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -57,17 +58,14 @@ def parse_pairs(data: bytes, name: str) -> pd.DataFrame:
     """Parse CSV or JSONL bytes of pairs; raises UserError with a clear message."""
     if len(data) > MAX_FILE_BYTES:
         raise UserError(f"The file is {len(data) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES // 1_000_000} MB.")
-    try:
-        text = data.decode("utf-8-sig")
+    try:  # UTF-16 only with its byte-order mark; else UTF-8, with or without one
+        text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UserError("The file is not UTF-8 text: save it as UTF-8 (CSV or JSONL) and try again.") from exc
     suffix = Path(name).suffix.lower()
     try:
         if suffix in (".jsonl", ".json", ".ndjson"):
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
-            if not all(isinstance(r, dict) for r in records):
-                raise UserError("Each line of a JSONL file must be a JSON object with good and bad fields.")
-            df = pd.DataFrame.from_records(records)
+            df = pd.DataFrame.from_records(_jsonl_records(text))
         elif suffix in (".csv", ".tsv", ".txt"):
             df = pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
         else:
@@ -90,6 +88,24 @@ def parse_pairs(data: bytes, name: str) -> pd.DataFrame:
         "bad": df[bad].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)),
     })
     return out[COLUMNS]
+
+
+def _jsonl_records(text: str) -> list[dict]:
+    """One record per line. Lines end at LF, CRLF or CR only: JSON writes those characters inside
+    a string escaped, but other line breaks (U+2028, form feed, ...) may stand raw in a string,
+    so str.splitlines() would cut a record in two."""
+    records = []
+    for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise UserError(f"Could not read the file as JSONL: line {number} is not valid JSON ({exc}).") from exc
+        if not isinstance(record, dict):
+            raise UserError(f"Line {number} of the JSONL file: each line must be a JSON object with good and bad fields.")
+        records.append(record)
+    return records
 
 
 def _col(df: pd.DataFrame, name: str):

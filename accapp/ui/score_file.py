@@ -16,7 +16,7 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from accapp.files import safe_name, write_atomic
+from accapp.files import safe_name, write_csv_atomic
 from accapp.methods import method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import score_file as svc
@@ -35,11 +35,7 @@ EXAMPLE_ROWS = [
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> Path:
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:  # newline="": the csv module ends its own lines
-            df.to_csv(f, index=False)
-
-    return write_atomic(path, write)
+    return write_csv_atomic(df, path)
 
 
 def _prune(folder: Path) -> None:
