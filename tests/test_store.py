@@ -230,3 +230,21 @@ def test_report_table_and_errors(results_dir, capsys):
     rc, _, err = _run_cli(["report", "--benchmark", "blimp", "--model", MODEL, "--results",
                            str(results_dir / "missing")], capsys)
     assert rc == 2 and "not found" in err
+
+
+def test_a_mistyped_file_and_a_corrupt_manifest_leave_the_rest_working(tmp_path):
+    """A file whose numbers are text would break every query through the view's CAST: it is
+    skipped and listed; a corrupt manifest reads as none, and is listed too (issue 22, item 5)."""
+    write_results(tmp_path)
+    df = toy_rows()
+    df = df[df.method == "lp"].assign(model="typo-model")
+    df["score_good"] = df["score_good"].map(lambda x: f"{x:.3f} nats")  # text where a number belongs
+    df.to_parquet(tmp_path / "typo-model__blimp.parquet", index=False)
+    (tmp_path / f"{MODEL}__blimp.manifest.json").write_text("{not json", encoding="utf-8")
+    with Store(tmp_path) as s:
+        assert "typo-model" not in s.models()
+        assert "column score_good is VARCHAR, not DOUBLE" in s.skipped_files["typo-model__blimp.parquet"]
+        assert len(s.rows(MODEL, "blimp", "lp")) == 8  # the good files still answer
+        assert s.query("SELECT avg(score_good) AS m FROM results").m.notna().all()
+        assert s.manifest(MODEL, "blimp") == {}
+        assert "unreadable manifest" in s.skipped_files[f"{MODEL}__blimp.manifest.json"]

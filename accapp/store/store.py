@@ -48,6 +48,23 @@ def _sql_string(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+            "FLOAT", "DOUBLE", "DECIMAL")
+
+
+def _mistyped(types: dict[str, str]) -> list[str]:
+    """The result columns whose type in a file cannot become the view's (text where a number or
+    a truth value belongs)."""
+    out = []
+    for col, want in RESULT_COLUMNS.items():
+        have = types.get(col)
+        if have is None or want == "VARCHAR":
+            continue
+        if not (have.startswith(_NUMERIC) or have == "BOOLEAN"):
+            out.append(f"column {col} is {have}, not {want}")
+    return out
+
+
 def is_template_id(template: str) -> bool:
     """True for Ide et al.'s numbered templates ("1".."5"): the ones mean/sd/max run over."""
     return str(template).isdigit()
@@ -101,6 +118,10 @@ class Store:
                 lacking = [c for c in ("model", "benchmark", "paradigm", "pair_id", "method", "correct") if c not in names]
                 if lacking:
                     skipped[path.name] = f"missing columns {', '.join(lacking)}"
+                    continue
+                mistyped = _mistyped({row[0]: row[1] for row in schema})
+                if mistyped:  # the view's CAST would fail on every query that reads this file
+                    skipped[path.name] = "; ".join(mistyped)
                     continue
                 files.append(path)
                 columns |= names
@@ -207,7 +228,12 @@ class Store:
         path = self.results_dir / f"{safe_name(model)}__{safe_name(benchmark)}.manifest.json"  # as the runner names it
         if not path.is_file():
             return {}
-        return json.loads(path.read_text(encoding="utf-8"))
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # a corrupt manifest: the results still show
+            self.skipped_files[path.name] = f"unreadable manifest: {exc}"
+            return {}
+        return manifest if isinstance(manifest, dict) else {}
 
     # ----------------------------------------------------------------- validation
     def check(self, model: str, benchmark: str, methods: Iterable[str] | None = None, template: str | None = None,
