@@ -21,6 +21,13 @@ from accapp.methods.base import Context, MethodScore
 from accapp.scoring.api import Pair, SeqResult
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+IN_TEMPLATE_SCOPES = ("whole", "sentence")  # in-template readout over the whole string or the sentence only
+
+
+def check_scope(in_template_scope: str) -> str:
+    if in_template_scope not in IN_TEMPLATE_SCOPES:
+        raise UserError(f"in_template_scope must be one of {', '.join(IN_TEMPLATE_SCOPES)}.")
+    return in_template_scope
 
 
 def detect_language(*texts: str) -> str:
@@ -54,13 +61,11 @@ def token_view(result) -> tuple[list[dict], object]:
 
 class Engine:
     def __init__(self, scorer, language: str | None = None, in_template_scope: str = "whole") -> None:
-        if in_template_scope not in ("whole", "sentence"):
-            raise UserError("in_template_scope must be 'whole' or 'sentence'.")
         self.scorer = scorer
         self.kind = scorer.kind
         self.lm = scorer.lm
         self.language = language
-        self.in_template_scope = in_template_scope
+        self.in_template_scope = check_scope(in_template_scope)
         self._ctx: dict[str, Context] = {}
 
     @property
@@ -89,6 +94,17 @@ class Engine:
     def check_pair(self, good, bad, meta: dict | None = None) -> Pair:
         """The one check every entry point (CLI, app, API, runner) puts a pair through."""
         return Pair(self.check_sentence(good, "good sentence"), self.check_sentence(bad, "bad sentence"), meta or {})
+
+    def check_pairs(self, rows) -> tuple[list[tuple[object, Pair]], dict[object, str]]:
+        """check_pair over many rows, each (key, good, bad, meta): ([(key, Pair)] of those that
+        pass, {key: message} of those that fail), so that one bad row never stops the others."""
+        checked, errors = [], {}
+        for key, good, bad, meta in rows:
+            try:
+                checked.append((key, self.check_pair(good, bad, meta)))
+            except UserError as exc:
+                errors[key] = str(exc)
+        return checked, errors
 
     # ---- scoring -------------------------------------------------------------------------
     def score_pairs(self, pairs: list[Pair], methods=None, language: str | None = None) -> list[PairResult]:
@@ -166,8 +182,7 @@ def build_engine(model: str, dtype: str = "fp32", quantization: str | None = Non
                  lm=None, naive: bool = False) -> Engine:
     """The engine for a registry model, loaded here unless `lm` (a LoadedModel) is given.
     The CLI, the app and the benchmark runner all build their engines here."""
-    if in_template_scope not in ("whole", "sentence"):
-        raise UserError("in_template_scope must be 'whole' or 'sentence'.")
+    check_scope(in_template_scope)  # before a model loads
     if lm is None:
         from accapp.models.loading import load_model, quiet_transformers
 

@@ -49,12 +49,11 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
 
     engine = _engine(model, dtype, quantization, language, in_template_scope)
     engine.resolve(methods)  # bad method ids fail before any work
-    checked = []
-    for i, (good, bad) in enumerate(_as_pairs(pairs)):
-        try:
-            checked.append(engine.check_pair(good, bad, {"pair": i}))
-        except UserError as exc:
-            raise UserError(f"Pair {i}: {exc}") from exc
+    valid, errors = engine.check_pairs((i, good, bad, {"pair": i}) for i, (good, bad) in enumerate(_as_pairs(pairs)))
+    if errors:
+        first = min(errors)
+        raise UserError(f"Pair {first}: {errors[first]}")
+    checked = [p for _, p in valid]
     rows = []
     steps = range(0, len(checked), CHUNK)
     for start in tqdm(steps, desc=f"{model}", unit=f"×{CHUNK} pairs", disable=not progress or len(steps) < 2):

@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 import pytest
 
-from accapp.engine import PairResult
+from accapp.engine import Engine, PairResult
 from accapp.errors import UserError, validate_sentence
 from accapp.methods.base import Answers, MethodScore
 from accapp.models import DEFAULT_MODEL
@@ -39,6 +39,8 @@ class FakeEngine:
 
     def check_pair(self, good, bad, meta=None):
         return Pair(validate_sentence(good, "good sentence"), validate_sentence(bad, "bad sentence"), meta or {})
+
+    check_pairs = Engine.check_pairs  # the real loop over rows, on the fake's check_pair
 
     def _scores(self, pair):
         g, b = -float(len(pair.good)), -float(len(pair.bad))

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from accapp.errors import UserError
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
 from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
@@ -55,14 +54,12 @@ def rows_for(result, meta: dict, model: str, benchmark: str) -> list[dict]:
 
 def checked_pairs(engine, rows: pd.DataFrame, paradigm: str) -> tuple[list, list[dict]]:
     """(pairs that pass the engine's check_pair, {paradigm, pair_id, good, bad, error} of those that fail)."""
-    pairs, failed = [], []
-    for i, r in rows.iterrows():
-        meta = {"pair_id": i, "paradigm": paradigm, "phenomenon": r["phenomenon"]}
-        try:
-            pairs.append(engine.check_pair(r["good"], r["bad"], meta))
-        except UserError as exc:
-            failed.append({"paradigm": paradigm, "pair_id": i, "good": r["good"], "bad": r["bad"], "error": str(exc)})
-    return pairs, failed
+    checked, errors = engine.check_pairs(
+        (i, r["good"], r["bad"], {"pair_id": i, "paradigm": paradigm, "phenomenon": r["phenomenon"]})
+        for i, r in rows.iterrows())
+    failed = [{"paradigm": paradigm, "pair_id": i, "good": rows.at[i, "good"], "bad": rows.at[i, "bad"], "error": e}
+              for i, e in errors.items()]
+    return [p for _, p in checked], failed
 
 
 def _versions() -> dict:

@@ -73,13 +73,7 @@ def check_request(pairs: pd.DataFrame, model_id: str, methods: list[str]) -> lis
 
 def check_rows(engine, pairs: pd.DataFrame) -> tuple[list[tuple[int, object]], dict[int, str]]:
     """([(row index, checked Pair)], {row index: message}) over every row of the file."""
-    valid, errors = [], {}
-    for i, (good, bad) in enumerate(zip(pairs["good"], pairs["bad"])):
-        try:
-            valid.append((i, engine.check_pair(good, bad)))
-        except UserError as exc:
-            errors[i] = str(exc)
-    return valid, errors
+    return engine.check_pairs((i, good, bad, None) for i, (good, bad) in enumerate(zip(pairs["good"], pairs["bad"])))
 
 
 def _score(engine, pairs, methods) -> list[dict]:
