@@ -22,6 +22,7 @@ import gradio as gr  # noqa: E402
 
 from accapp.ui import about, explore, probe, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
+from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 from accapp.ui.state import get_state  # noqa: E402
 
 TITLE = "Acceptability Explorer"
@@ -65,7 +66,7 @@ def build_app() -> gr.Blocks:
                 score_file.build()
             with gr.Tab("About", id="about", elem_id="tab-about"):
                 about.build()
-        gr.api(probe.probe_api, api_name="probe", concurrency_id="score",
+        gr.api(probe.probe_api, api_name="probe", concurrency_id=PROBE_QUEUE,
                api_description="Score one minimal pair with every selected method; returns the verdict table.")
         explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
                            api_visibility="undocumented").then(

@@ -18,6 +18,7 @@ from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import plots
 from accapp.ui.common import esc, friendly, intro, note, pair_label
 from accapp.ui.probe_view import TABLE_COLUMNS, context_html, styled, summary_html, verdict_frame
+from accapp.ui.queues import PROBE_QUEUE
 from accapp.ui.state import ANY, BENCHMARKS, get_state, model_choices, paradigms, phenomena, random_pair
 
 EXAMPLE = ("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
@@ -220,7 +221,7 @@ def build() -> ProbeTab:
     # One progress indicator, in the summary: a loading overlay on all eight outputs costs the
     # browser enough CPU to slow the model on a small machine.
     ev = dict(fn=run_probe, inputs=run_inputs, outputs=run_outputs, api_visibility="undocumented",
-              concurrency_id="score", scroll_to_output=False, show_progress_on=[summary])
+              concurrency_id=PROBE_QUEUE, scroll_to_output=False, show_progress_on=[summary])
     run_btn.click(**ev)
     good.submit(**ev)
     bad.submit(**ev)
@@ -237,5 +238,5 @@ def build() -> ProbeTab:
                                         or method_ids(get_spec(m).kind)[:1]), [model], [methods],
                     api_visibility="undocumented")
     prompt_btn.click(show_prompts, [model, prompt_method, good, bad], [prompts], api_visibility="undocumented",
-                     concurrency_id="score")
+                     concurrency_id=PROBE_QUEUE)
     return ProbeTab(good, bad, meta, model, methods, pair_label, ev)

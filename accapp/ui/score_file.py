@@ -22,6 +22,7 @@ from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import score_file as svc
 from accapp.service.probe import method_choices
 from accapp.ui.common import esc, friendly, intro, note
+from accapp.ui.queues import FILE_QUEUE
 from accapp.ui.state import get_state, model_choices
 
 MAX_ROWS = svc.MAX_ROWS
@@ -176,10 +177,10 @@ def build() -> None:
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
     run_event = run_btn.click(run_score, [upload, model, methods], [result, summary, preview],
-                              api_visibility="undocumented", concurrency_id="score")
+                              api_visibility="undocumented", concurrency_id=FILE_QUEUE)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoint: the same work, the result CSV alone as its output.
     api_out = gr.File(visible=False, label="result_csv")
     api_btn = gr.Button(visible=False)
-    api_btn.click(api_score, [upload, model, methods], [api_out], api_name="score_file", concurrency_id="score",
+    api_btn.click(api_score, [upload, model, methods], [api_out], api_name="score_file", concurrency_id=FILE_QUEUE,
                   api_description="Score a CSV/JSONL file of minimal pairs (columns good, bad); returns the result CSV.")
