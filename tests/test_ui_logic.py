@@ -22,7 +22,7 @@ from accapp.service import probe as svc
 from accapp.service import score_file as file_svc
 from accapp.store import Store
 from accapp.ui import about, explore, probe, probe_view, score_file, state
-from accapp.ui.common import OOM_MESSAGE, friendly
+from accapp.ui.common import OOM_MESSAGE, esc, friendly
 from tests.fixtures.results_small import MODEL as TOY
 from tests.fixtures.results_small import toy_rows, write_results
 
@@ -33,6 +33,7 @@ class FakeEngine:
     """Stands in for accapp.engine.Engine: deterministic scores, no model."""
 
     kind = "causal"
+    word_rule = "sum of the word's tokens (fake)"
 
     def __init__(self, fail_on: str | None = None, exc: Exception | None = None):
         self.fail_on, self.exc, self.calls = fail_on, exc, 0
@@ -62,7 +63,22 @@ class FakeEngine:
                 raise RuntimeError("boom")
             toks = {k: [{"token": w, "start": 0, "end": len(w), "logprob": -1.5} for w in s.split()]
                     for k, s in (("good", p.good), ("bad", p.bad))}
-            out.append(PairResult(p, toks, self._scores(p), len(toks["good"]), len(toks["bad"])))
+            wanted = svc.probe_methods("causal", methods)
+            out.append(PairResult(p, toks, [s for s in self._scores(p) if s.method in wanted], len(toks["good"]),
+                                  len(toks["bad"])))
+        return out
+
+    def word_scores(self, texts):
+        """One word per space-separated piece, each -1.5 nats (the fake's tokens)."""
+        out = {}
+        for t in texts:
+            at, words = 0, []
+            for i, w in enumerate(t.split()):
+                start = t.index(w, at)
+                at = start + len(w)
+                words.append({"index": i, "word": w, "start": start, "end": at, "tokens": [i], "logprob": -1.5,
+                              "logprob_sum": -1.5})
+            out[t] = words
         return out
 
     def score_pair(self, good, bad, methods=None, language=None):
@@ -112,11 +128,13 @@ def test_majority_and_verdict_records():
     (rec,) = svc.verdict_records([judged])
     assert rec["votes"] == "good → Yes, bad → No" and rec["prediction"] == "good:Yes bad:No"
     assert rec["agrees_with_majority"] is True and rec["family"] == "metalinguistic prompting"
-    df = probe_view.verdict_frame(recs)
-    assert list(df.columns) == probe_view.TABLE_COLUMNS
-    assert df.loc[df.Method == "Yes/No prob comp", "Agrees with majority"].item() == "NO ⚠"
+    df = probe_view.verdict_frame(recs, unit="bits")
+    assert list(df.columns) == probe_view.table_columns("bits")
+    assert df.loc[df.Method == "Yes/No prob comp", "Score: good (bits)"].item() == 0.4  # a probability stays one
+    assert df.loc[df.Method == "MeanLP", "Unit"].item() == "bits/token"
+    assert df.loc[df.Method == "LP", "Good − bad (bits)"].item() == pytest.approx(4.0 / 0.6931471805599453)
     html = probe_view.styled(df).to_html()
-    assert "background-color: #fff4e6" in html
+    assert "color: #1864ab" in html
 
 
 def test_probe_methods_are_checked_before_any_model():
@@ -160,53 +178,96 @@ def test_ui_writes_no_sql():
 # ------------------------------------------------------------------------------------------ probe
 
 
-def test_run_probe_with_benchmark_context(app_state):
-    out = probe.run_probe("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, ["lp", "yes_no_prob_comp"], "bits", "lp", None)
-    summary, fig, pll, table, ctx, saved, meta, label = out
-    assert "Most judgments prefer the acceptable sentence" in summary
-    assert pll["visible"] is False
-    df = table.data
+def run(*args, model2="", view="words", unit="bits"):
+    """The probe's last yield, as a dict of its outputs (run_probe is a generator: one yield a stage)."""
+    good, bad, model, methods = args
+    outs = list(probe.run_probe(good, bad, model, model2, methods, unit, view, "lp", None))
+    names = ["status", "view_line", "head", "fig", "diff", "votes", "col_b", "head_b", "fig_b", "diff_b", "votes_b",
+             "pll", "table", "saved", "meta", "label"]
+    return [dict(zip(names, o)) for o in outs]
+
+
+def test_run_probe_in_stages_with_benchmark_context(app_state):
+    stages = run("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, ["lp", "yes_no_prob_comp", "ab_prompting"])
+    assert len(stages) == 3  # the "scoring" state, the sentence-probability stage, the prompting stage
+    first, mid, out = stages
+    assert "Scoring" in first["status"] and first["head"] == ""  # old results cleared at once
+    assert "Still computing the prompting methods" in mid["status"] and "LP prefers the acceptable" in mid["head"]
+    assert out["status"] == "" and "LP prefers the acceptable sentence by 1.4 bits" in out["head"]  # (14 − 15) nats
+    assert "One vote per method" in out["head"] and "The dogs barks" in out["head"]
+    df = out["table"].data
     assert "Run: this pair" in df.columns and "Run: accuracy on subject_verb_agreement (%)" in df.columns
     assert df.loc[df.Method == "LP", "Run: this pair"].item() == "right"
+    assert "Score: good (bits)" in df.columns
+    assert df.loc[df.Method == "LP", "Score: good (bits)"].item() == pytest.approx(-14 / 0.6931471805599453)
+    assert df.loc[df.Method == "Yes/No prob comp", "Unit"].item() == "P(Yes)"
+    assert out["pll"]["visible"] is False and out["col_b"]["visible"] is False
+    assert out["meta"]["paradigm"] == "regular_plural_subject_verb_agreement_1"
+    ctx = probe.context_after(DEFAULT_MODEL, "lp", out["meta"], "The dogs bark.", "The dogs barks.", out["saved"])
     assert "66.7 %" in ctx and "right" in ctx  # lp on subject_verb_agreement in the toy run: 4 of 6
-    assert meta["paradigm"] == "regular_plural_subject_verb_agreement_1"
-    assert saved["tokens"]["good"][0]["token"] == "The"
-    fig2, _ = probe.replot(saved, "nats")
-    assert fig2.data[0].y[0] == pytest.approx(1.5)
+    saved = out["saved"]
+    assert saved["reports"][0]["tokens"]["good"][0]["token"] == "The"
+    again = probe.replot(saved, "nats", "tokens")
+    assert again[2].data[0].y[0] == pytest.approx(1.5)  # the figure, per token, in nats
+    assert "LP prefers the acceptable sentence by 1.0 nats" in again[1]
+    words = probe.replot(saved, "bits", "words")
+    assert list(words[2].layout.xaxis.ticktext) == ["The", "dogs", "<b>bark.</b>"]  # the word that differs in bold
 
 
 def test_probe_escapes_user_text(app_state):
-    summary, fig, *_ = probe.run_probe(f"These {XSS} casseroles.", "These casseroles.", DEFAULT_MODEL, ["lp"],
-                                       "bits", "lp", None)
-    assert "<img" not in summary and "&lt;img src=x onerror=alert(1)&gt;" in summary
-    assert "<img" not in fig.to_json()
+    out = run(f"These {XSS} casseroles.", "These casseroles.", DEFAULT_MODEL, ["lp"])[-1]
+    assert "<img" not in out["head"] and "&lt;img src=x onerror=alert(1)&gt;" in out["head"]
+    assert "<img" not in out["fig"].to_json()
 
 
-def test_probe_errors_are_messages(app_state):
-    with pytest.raises(gr.Error, match="good sentence is empty"):
-        probe.run_probe("   ", "The dogs barks.", DEFAULT_MODEL, ["lp"], "bits", "lp", None)
-    with pytest.raises(gr.Error, match="Pick at least one method"):
-        probe.run_probe("a", "b", DEFAULT_MODEL, [], "bits", "lp", None)
-    with pytest.raises(gr.Error, match="need a masked LM"):
-        probe.run_probe("a", "b", DEFAULT_MODEL, ["pll_original"], "bits", "lp", None)
-    with pytest.raises(gr.Error, match="Unknown model"):
-        probe.run_probe("a", "b", "no-such-model", ["lp"], "bits", "lp", None)
+def test_probe_errors_are_messages_and_clear_old_results(app_state):
+    def error_of(*args):
+        (out,) = run(*args)
+        assert out["head"] == "" and out["fig"] is None and out["table"] is None and out["saved"] is None
+        assert "Nothing scored" in out["status"] and "Traceback" not in out["status"]
+        return out["status"]
+
+    assert "good sentence is empty" in error_of("   ", "The dogs barks.", DEFAULT_MODEL, ["lp"])
+    assert "Pick at least one method" not in error_of("a" * 401, "b", DEFAULT_MODEL, ["lp"])
+    assert "401 characters long; the limit is 400" in error_of("a" * 401, "b", DEFAULT_MODEL, ["lp"])
+    assert "Unknown model" in error_of("a", "b", "no-such-model", ["lp"])
     import torch
 
     app_state.register_engine(DEFAULT_MODEL, FakeEngine(exc=torch.OutOfMemoryError("CUDA out of memory")))
-    with pytest.raises(gr.Error) as info:
-        probe.run_probe("a", "b", DEFAULT_MODEL, ["lp"], "bits", "lp", None)
-    assert info.value.message == OOM_MESSAGE
+    assert esc(OOM_MESSAGE) in run("a", "b", DEFAULT_MODEL, ["lp"])[-1]["status"]
     app_state.register_engine(DEFAULT_MODEL, FakeEngine(exc=KeyError("x")))
-    with pytest.raises(gr.Error) as info:
-        probe.run_probe("a", "b", DEFAULT_MODEL, ["lp"], "bits", "lp", None)
-    assert "Something went wrong (KeyError" in info.value.message and "Traceback" not in info.value.message
+    assert "Something went wrong (KeyError" in run("a", "b", DEFAULT_MODEL, ["lp"])[-1]["status"]
+
+
+def test_a_newer_probe_stops_the_older_one(app_state):
+    class Request:
+        session_hash = "visitor-1"
+
+    gen = probe.run_probe("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, "", ["lp", "ab_prompting"], "bits", "words",
+                          "lp", None, Request())
+    next(gen)  # scoring...
+    newer = probe.run_probe("The cats purr.", "The cats purrs.", DEFAULT_MODEL, "", ["lp"], "bits", "words", "lp", None,
+                            Request())
+    next(newer)  # the visitor asked again
+    assert list(gen) == []  # the older probe stops at its next stage, leaving the page to the newer one
+    assert "The cats purr." in list(newer)[-1][2]
 
 
 def test_probe_api_is_json(app_state):
     out = probe.probe_api("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, ["lp", "mean_lp"])
     assert json.loads(json.dumps(out)) == out
     assert out["majority"]["verdict"] == "good" and {r["method"] for r in out["verdicts"]} >= {"lp", "mean_lp"}
+    assert out["headline"]["method"] == "lp" and out["headline"]["verdict"] == "good" and out["warnings"] == []
+    assert out["headline"]["margin"] == pytest.approx(1.0) and "by 1.4 bits" in out["headline"]["text"]
+    assert [w["word"] for w in out["words"]["bad"]] == ["The", "dogs", "barks."]
+    assert out["words"]["good"][0]["surprisal_bits"] == pytest.approx(1.5 / 0.6931471805599453)
+    assert [m["method"] for m in out["methods"]] == ["lp", "mean_lp"]
+    # the toy run (8 BLiMP pairs) cannot show LP above chance: it does not vote, and says why;
+    # MeanLP has no run to judge it by, and votes
+    assert out["agreement"] == {"good": 1, "bad": 0, "none": 0, "not_voting": 1, "verdict": "good"}
+    assert "includes chance, 50 %" in out["methods"][0]["unreliable_reason"] and out["methods"][1]["reliable"] is None
+    assert out["reliability"]["lp"]["pairs"] == 8 and out["reliability_benchmark"] == "blimp"
+    assert {f["family"] for f in out["families"]} == {"sentence probability"}
     assert probe.probe_api("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, "lp,mean_lp")["good"] == "The dogs bark."
     with pytest.raises(gr.Error, match="bad sentence is empty"):
         probe.probe_api("The dogs bark.", "")
@@ -244,14 +305,17 @@ def test_masked_probe_path_with_tiny_bert(toy_dir):
     try:
         methods = [i for _, i in svc.method_choices("masked")]
         assert methods == ["pll_original", "pll_word_l2r", "pll_whole_word", "pll_sentence_l2r"]
-        out = probe.run_probe("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "bert-base-cased",
-                              methods, "bits", "lp", None)
-        summary, fig, pll, table, ctx, saved, meta, label = out
-        assert pll["visible"] is True and len(pll["value"].data) == 8
-        assert list(table.data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
+        out = run("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "bert-base-cased", methods)[-1]
+        assert out["pll"]["visible"] is True and len(out["pll"]["value"].data) == 8
+        assert list(out["table"].data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
+        assert "PLL-word-l2r prefers" in out["head"]  # the masked LM's headline method
+        words = out["saved"]["reports"][0]["words"]["good"]
+        assert [w["word"] for w in words] == ["These", "casseroles", "disgust", "Kayla", "."]
+        ctx = probe.context_after("bert-base-cased", "lp", out["meta"], "These casseroles disgust Kayla.",
+                                  "These casseroles disgusts Kayla.", out["saved"])
         assert "No precomputed BLIMP run of <b>PLL-word-l2r</b>" in ctx  # the masked default for the comparison
-        fig2, pll2 = probe.replot(saved, "nats")
-        assert pll2["visible"] is True
+        again = probe.replot(out["saved"], "nats", "words")
+        assert again[-2]["visible"] is True
         text = probe.show_prompts("bert-base-cased", "pll_whole_word", "These casseroles disgust Kayla.", "Kayla.")
         assert "[MASK]" in text
         upd = probe.on_model_change("bert-base-cased", ["lp"])
@@ -273,7 +337,8 @@ def test_score_file_rows_and_errors(app_state, tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_bytes(_csv(rows))
     steps = []
-    out, df = score_file.score_upload(str(path), DEFAULT_MODEL, ["lp", "mean_lp"], lambda p, **kw: steps.append(p))
+    methods = ["lp", "mean_lp", "ab_prompting", "yes_no_prob_comp"]
+    out, df = score_file.score_upload(str(path), DEFAULT_MODEL, methods, lambda p, **kw: steps.append(p))
     assert len(df) == 10 and list(df["row"]) == list(range(1, 11))
     errors = df["error"].tolist()
     assert "empty" in errors[3] and "500 characters" in errors[7]
@@ -319,7 +384,8 @@ def test_column_names():
 def test_score_file_service_with_an_engine_in_hand():
     """The service runs without the app: run=direct(engine) calls the engine in place."""
     pairs = pd.DataFrame([("The dogs bark.", "The dogs barks."), ("", "x")], columns=["good", "bad"])
-    df = file_svc.score_frame(pairs, DEFAULT_MODEL, ["lp"], run=file_svc.direct(FakeEngine()))
+    df = file_svc.score_frame(pairs, DEFAULT_MODEL, ["lp", "yes_no_prob_comp", "mean_lp", "ab_prompting"],
+                              run=file_svc.direct(FakeEngine()))
     assert df["error"].tolist()[0] == "" and "empty" in df["error"].tolist()[1]
     assert df.loc[0, "majority_verdict"] == "good" and df.loc[0, "judgments_for_good"] == 3
     assert df.loc[0, "ab_prompting [1, good=A]: verdict"] == "good" and df.loc[0, "tokens_good"] == 3

@@ -40,7 +40,7 @@ def test_surprisal_units_and_highlight():
     assert list(good_bar.y) == pytest.approx([1.0, 2.0])
     assert list(bad_bar.y) == pytest.approx([1.0, 3.0])
     assert list(good_bar.marker.opacity) == [0.45, 1.0]  # the differing token stands out
-    assert "total surprisal 3.0 bits" in fig.layout.annotations[0].text
+    assert "3.0 bits in all" in fig.layout.annotations[0].text
     nats = plots.surprisal_figure(toks, "nats")
     assert list(nats.data[1].y) == pytest.approx([math.log(2), 3 * math.log(2)])
     shapes = [s for s in fig.layout.shapes if s.type == "rect"]

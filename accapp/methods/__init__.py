@@ -6,9 +6,13 @@ Causal-LM methods and the masked-LM PLL variants live in one table; `resolve` sc
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
+from pathlib import Path
 
 from accapp.errors import UserError
+
+PLAIN_FILE = Path(__file__).with_name("data") / "plain.json"
 
 
 @lru_cache(maxsize=1)
@@ -20,6 +24,17 @@ def all_methods() -> dict:
 
     methods = readout_methods() + prompting_methods() + ensemble_methods() + list(PLL_METHODS)
     return {m.id: m for m in methods}
+
+
+@lru_cache(maxsize=1)
+def _plain() -> dict:
+    return {k: v for k, v in json.loads(PLAIN_FILE.read_text(encoding="utf-8")).items() if not k.startswith("_")}
+
+
+def plain(method_id: str) -> dict:
+    """{plain, unit, rule} of a method (data/plain.json): its meaning in a line, its score's unit,
+    how its judgments become one vote."""
+    return _plain().get(method_id, {"plain": "", "unit": "log", "rule": "one judgment"})
 
 
 def method_ids(kind: str | None = None) -> list[str]:

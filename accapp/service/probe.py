@@ -5,6 +5,12 @@ about the pair. The Probe tab renders these; the /probe API endpoint returns :fu
     methods = check_probe(spec.kind, good, bad, methods)   # fails before any model loads
     result = probe(engine, good, bad, methods)             # an accapp.engine.PairResult
     probe_json(model_id, result)                           # the /probe answer
+
+In stages (the page shows each as it lands; a stage is one engine call, so other visitors'
+requests get the model between stages):
+
+    for label, ids in stages(methods):
+        result = merge(result, probe(engine, good, bad, ids))
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import all_methods, method_ids, parse_ids, resolve
 from accapp.methods.base import MethodScore
+from accapp.schema import BUILTIN_BENCHMARKS
+from accapp.service import verdicts
 from accapp.service.pairs import find_pair
 
 # The method whose benchmark accuracy the probe shows first, per model kind.
@@ -119,6 +127,95 @@ def probe_json(model_id: str, result: PairResult) -> dict:
     """The /probe answer: {model, good, bad, majority, verdicts, tokens}."""
     return {"model": model_id, "good": result.pair.good, "bad": result.pair.bad,
             "majority": majority(result.scores), "verdicts": verdict_records(result.scores), "tokens": result.tokens}
+
+
+def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None, reliability: dict,
+                    pending: list[str] | None = None, word_rule: str = "", unit: str = "bits") -> dict:
+    """The whole probe answer for one model: probe_json plus the headline, the words, the warnings,
+    one vote per method by family and the reliability flags (the page renders exactly this)."""
+    out = probe_json(model_id, result)
+    votes = verdicts.method_votes(result.scores, reliability)
+    families = verdicts.family_agreement(votes)
+    lang = detect_language(result.pair.good, result.pair.bad)
+    out.update(
+        model_name=spec.name, kind=spec.kind,
+        headline=verdicts.headline(spec.kind, result.scores, words, unit),
+        words=_public_words(words), word_rule=word_rule,
+        warnings=verdicts.warnings(result.pair.good, result.pair.bad, result.len_good, result.len_bad,
+                                   spec.languages, lang),
+        methods=votes, families=families, agreement=verdicts.overall(families),
+        reliability={m: r.as_dict() for m, r in reliability.items()},
+        reliability_benchmark=benchmark_for(lang) if reliability else None,
+        pending=list(pending or []), len_good=result.len_good, len_bad=result.len_bad,
+    )
+    if words and words.get("good") and words.get("bad"):
+        out["difference"] = verdicts.difference_strip(words["good"], words["bad"])
+    return out
+
+
+def _public_words(words: dict | None) -> dict | None:
+    """Per sentence, each word {word, start, end, surprisal_bits, surprisal_nats, tokens, ...}."""
+    if not words:
+        return None
+    return {k: [dict(w, surprisal_nats=-w["logprob"], surprisal_bits=-w["logprob"] / verdicts.LN2) for w in ws]
+            for k, ws in words.items()}
+
+
+# ------------------------------------------------------------------------------------------ stages
+# The probe's stages: what is cheap (the sentences alone) first, then the templates, then the
+# prompts (ensembles last: they are votes of in-template LP and Yes/No judgments).
+STAGES = (
+    ("sentence probability", ("sentence probability", "normalised probability", "pll")),
+    ("in-template", ("in-template",)),
+    ("prompting", ("prompting", "metalinguistic prompting", "ensemble")),
+)
+
+
+def stages(methods: list[str]) -> list[tuple[str, list[str]]]:
+    """The methods split into STAGES (non-empty stages only, each in the given order)."""
+    out = []
+    for label, fams in STAGES:
+        ids = [m for m in methods if family(m) in fams]
+        if ids:
+            out.append((label, ids))
+    rest = [m for m in methods if not any(m in ids for _, ids in out)]
+    if rest:
+        out.append(("other", rest))
+    return out
+
+
+def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: bool = False):
+    """One stage of a probe: (PairResult, words or None, the word rule); words = {"good": [...],
+    "bad": [...]}, each word's record from Engine.word_scores (the first stage asks for them)."""
+    result = probe(engine, good, bad, methods)
+    if not with_words:
+        return result, None, ""
+    ws = engine.word_scores([result.pair.good, result.pair.bad])
+    return result, {"good": ws[result.pair.good], "bad": ws[result.pair.bad]}, engine.word_rule
+
+
+def merge(first: PairResult | None, more: PairResult) -> PairResult:
+    """A pair's result with a later stage's judgments added (tokens from the first)."""
+    if first is None:
+        return more
+    return PairResult(first.pair, first.tokens, first.scores + more.scores, first.len_good, first.len_bad,
+                      first.detail or more.detail)
+
+
+def benchmark_for(language: str) -> str:
+    """The built-in benchmark in a language (its run tells how reliable a method is there)."""
+    return next((b for b, d in BUILTIN_BENCHMARKS.items() if d["language"] == language), "blimp")
+
+
+def reliability_for(store, model_id: str, good: str, bad: str, meta: dict | None = None) -> dict:
+    """service.reliability for the model on the pair's benchmark (its own, or the one in its language)."""
+    from accapp.service.reliability import CACHE
+
+    if store is None:
+        return {}
+    bench = meta["benchmark"] if meta and meta.get("benchmark") in BUILTIN_BENCHMARKS else benchmark_for(
+        detect_language(good or "", bad or ""))
+    return CACHE.get(store, model_id, bench)
 
 
 def pll_details(result: PairResult) -> dict | None:

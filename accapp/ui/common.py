@@ -103,3 +103,38 @@ CSS += """
 .acc-table table, .acc-table td, .acc-table th, .acc-table span, .acc-table input { font-family: var(--font) !important; }
 .acc-table td, .acc-table th { font-size: 0.95rem !important; overflow-wrap: anywhere; }
 """
+# The probe's answer, its per-method table (cards on a phone), the counter and the pending state.
+CSS += """
+.acc-model-name { font-size: 0.9rem; text-transform: uppercase; letter-spacing: 0.04em; opacity: 0.8; }
+.acc-agree { margin-top: 0.45rem; font-size: 1.02rem; }
+.acc-families { margin: 0.2rem 0 0.2rem 1.1rem; padding: 0; font-size: 0.98rem; }
+.acc-warning { margin-top: 0.4rem; padding: 0.35rem 0.6rem; border-radius: 6px; background: #fff3bf; color: #5c3c00; font-weight: 600; }
+.acc-counter { font-size: 0.9rem; color: var(--body-text-color-subdued); }
+.acc-counter.acc-over { color: #c92a2a; font-weight: 600; }
+.acc-pending { font-size: 1.0rem; padding: 0.4rem 0.2rem; color: #1864ab; }
+.acc-spinner { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.4em; vertical-align: -0.1em;
+  border: 2px solid #a5d8ff; border-top-color: #1864ab; border-radius: 50%; animation: acc-spin 0.9s linear infinite; }
+@keyframes acc-spin { to { transform: rotate(360deg); } }
+.acc-family { margin: 0.4rem 0; border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.3rem 0.6rem; }
+.acc-family summary { cursor: pointer; font-size: 1.02rem; padding: 0.2rem 0; }
+table.acc-votes { width: 100%; border-collapse: collapse; font-size: 0.95rem; margin: 0.3rem 0; }
+table.acc-votes th { text-align: left; font-weight: 600; border-bottom: 2px solid var(--border-color-primary); padding: 0.3rem; }
+table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-color-primary); padding: 0.3rem; }
+.acc-method { font-weight: 600; text-decoration: underline dotted; cursor: help; }
+.acc-plain { font-size: 0.86rem; color: var(--body-text-color-subdued); max-width: 28rem; }
+.acc-vote-good .acc-vote { color: #1864ab; font-weight: 600; }
+.acc-vote-bad .acc-vote { color: #d9480f; font-weight: 600; }
+.acc-vote-none .acc-vote, .acc-vote-unreliable .acc-vote { color: #868e96; }
+.acc-vote-unreliable { background: #f8f9fa; }
+.acc-unreliable { color: #e67700; font-size: 0.9rem; }
+@media (max-width: 640px) {
+  table.acc-votes thead { display: none; }
+  table.acc-votes, table.acc-votes tbody, table.acc-votes tr, table.acc-votes td { display: block; width: 100%; }
+  table.acc-votes tr { border: 1px solid var(--border-color-primary); border-radius: 8px; margin: 0.4rem 0; padding: 0.3rem 0.5rem; }
+  table.acc-votes td { border: none; padding: 0.15rem 0; }
+  table.acc-votes td::before { content: attr(data-label) ": "; font-weight: 600; color: var(--body-text-color-subdued); }
+  table.acc-votes td[data-label='Method']::before { content: ""; }
+  .acc-verdict { font-size: 1.1rem; }
+  .tab-wrapper button, [role='tab'] { font-size: 0.95rem; }
+}
+"""

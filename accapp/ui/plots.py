@@ -103,19 +103,35 @@ def align_tokens(good: list[str], bad: list[str]) -> list[Column]:
     return cols
 
 
-def _hover_token(tok: dict, index: int, unit: str) -> str:
+def _hover_token(tok: dict, index: int, unit: str, item: str = "token") -> str:
     lp = float(tok["logprob"])
-    return (f"<b>{token_label(tok['token'])}</b> (token {index + 1}, characters {tok.get('start', '?')}–{tok.get('end', '?')})"
-            f"<br>surprisal {to_unit(lp, unit):.2f} {unit}<br>p = {math.exp(lp):.3g}")
+    extra = ""
+    if "logprob_sum" in tok and abs(float(tok["logprob_sum"]) - lp) > 1e-9:
+        extra = f"<br>sum of its tokens: {to_unit(tok['logprob_sum'], unit):.2f} {unit}"
+    if tok.get("pieces"):
+        extra += f"<br>tokens: {' · '.join(token_label(p) for p in tok['pieces'])}"
+    return (f"<b>{token_label(tok['token'])}</b> ({item} {index + 1}, characters {tok.get('start', '?')}–{tok.get('end', '?')})"
+            f"<br>surprisal {to_unit(lp, unit):.2f} {unit}<br>p = {math.exp(lp):.3g}{extra}")
+
+
+def word_items(words: list[dict], tokens: list[dict] | None = None) -> list[dict]:
+    """Word records (service: {word, start, end, logprob, logprob_sum, tokens}) as the figure's items."""
+    out = []
+    for w in words:
+        pieces = [tokens[i]["token"] for i in w.get("tokens", [])] if tokens else []
+        out.append({"token": w["word"], "start": w["start"], "end": w["end"], "logprob": w["logprob"],
+                    "logprob_sum": w.get("logprob_sum", w["logprob"]), "pieces": pieces})
+    return out
 
 
 def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] = ("Good sentence", "Bad sentence"),
-                     height: int = 520) -> go.Figure:
-    """Per-token surprisal of both sentences, one row each, on a shared aligned axis.
+                     height: int = 520, item: str = "token") -> go.Figure:
+    """Per-token (or per-word: item="word", see word_items) surprisal of both sentences, one row
+    each, on a shared aligned axis.
 
     ``tokens``: {"good": [...], "bad": [...]}, each a list of {token, start, end, logprob
-    (nats)} as in ``PairResult.tokens``. Tokens where the pair differs get a yellow band across
-    both rows and full colour; tokens the two share are drawn paler.
+    (nats)} as in ``PairResult.tokens``. Items where the pair differs get a yellow band across
+    both rows and full colour; items the two share are drawn paler.
     """
     good, bad = list(tokens.get("good") or []), list(tokens.get("bad") or [])
     if not good and not bad:
@@ -123,8 +139,8 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
     cols = align_tokens([t["token"] for t in good], [t["token"] for t in bad])
     tot = {k: sum(to_unit(t["logprob"], unit) for t in v) for k, v in (("good", good), ("bad", bad))}
     fig = make_subplots(rows=2, cols=1, shared_xaxes=False, vertical_spacing=0.2, subplot_titles=(
-        f"{esc(labels[0])}: total surprisal {tot['good']:.1f} {unit}",
-        f"{esc(labels[1])}: total surprisal {tot['bad']:.1f} {unit}",
+        f"{esc(labels[0])}: {tot['good']:.1f} {unit} in all",
+        f"{esc(labels[1])}: {tot['bad']:.1f} {unit} in all",
     ))
     ymax = 0.0
     for row, (key, toks, color) in enumerate((("good", good, GOOD), ("bad", bad, BAD)), start=1):
@@ -138,7 +154,7 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
             ymax = max(ymax, s)
             xs.append(c)
             ys.append(s)
-            hover.append(_hover_token(t, i, unit) + ("<br><i>differs from the other sentence</i>" if col.differs else ""))
+            hover.append(_hover_token(t, i, unit, item) + ("<br><i>differs from the other sentence</i>" if col.differs else ""))
             opac.append(1.0 if col.differs else 0.45)
             ticks.append(c)
             label = token_label(t["token"])
@@ -147,8 +163,9 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
             x=xs, y=ys, name=esc(labels[row - 1]), marker=dict(color=color, opacity=opac, line=dict(width=0)),
             hovertext=hover, hoverinfo="text", showlegend=False,
         ), row=row, col=1)
+        # Few labels: plotly's own angle (it tilts them only where they would overlap, as on a phone).
         fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=texts, range=[-0.6, len(cols) - 0.4],
-                         tickangle=-35 if len(cols) > 14 else 0, row=row, col=1)
+                         tickangle=-35 if len(cols) > 14 else None, automargin=True, row=row, col=1)
     for row in (1, 2):
         fig.update_yaxes(title_text=f"surprisal ({unit})", range=[0, ymax * 1.12 + 0.5], row=row, col=1)
     for c, col in enumerate(cols):
@@ -157,6 +174,35 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
                 fig.add_vrect(x0=c - 0.5, x1=c + 0.5, fillcolor=DIFF_BAND, line_width=0, layer="below", row=row, col=1)
     _base_layout(fig, height=height)
     fig.update_layout(bargap=0.25, margin=dict(t=50, b=70))
+    return fig
+
+
+def difference_figure(strip: dict, unit: str = "bits", height: int = 300) -> go.Figure:
+    """Bad minus good surprisal per aligned word (service.verdicts.difference_strip): above zero,
+    the unacceptable sentence's word is more surprising. The region where the pair differs is
+    banded; its sum and the sum over the words after it are in the title."""
+    cols = strip.get("columns") or []
+    if not cols:
+        return empty_figure("No words to compare.", height=height)
+    k = 1 / LN2 if unit == "bits" else 1.0
+    ys = [c["delta"] * k for c in cols]
+    labels = [esc(c["good"] if c["good"] == c["bad"] else f"{c['good'] or '∅'}→{c['bad'] or '∅'}") for c in cols]
+    colors = [BAD if y > 0 else GOOD for y in ys]
+    fig = go.Figure(go.Bar(x=list(range(len(cols))), y=ys, marker=dict(color=colors, opacity=[
+        1.0 if c["differs"] else 0.55 for c in cols]), hovertext=[
+        f"<b>{lab}</b><br>bad − good: {y:+.2f} {unit}" for lab, y in zip(labels, ys)], hoverinfo="text", showlegend=False))
+    title = "Bad − good surprisal per word"
+    if strip.get("region") is not None:
+        lo, hi = strip["region"]
+        fig.add_vrect(x0=lo - 0.5, x1=hi + 0.5, fillcolor=DIFF_BAND, line_width=0, layer="below")
+        title += (f"<br><sup>where they differ: {strip['region_delta'] * k:+.1f} {unit} · "
+                  f"words after it: {strip['after_delta'] * k:+.1f} {unit}</sup>")
+    fig.add_hline(y=0, line_color="#868e96", line_width=1)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=labels,
+                     tickangle=-35 if len(cols) > 10 else None, automargin=True)
+    fig.update_yaxes(title_text=f"bad − good ({unit})")
+    _base_layout(fig, title=title, height=height)
+    fig.update_layout(showlegend=False, margin=dict(t=70, b=60), title_font_size=15)
     return fig
 
 

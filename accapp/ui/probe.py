@@ -7,20 +7,28 @@ endpoint, :func:`probe_api`, so the page and the API always agree), the HTML is
 
 from __future__ import annotations
 
+import logging
+import threading
+import traceback
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import gradio as gr
 
+from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.methods import method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import probe as svc
+from accapp.service import verdicts
+from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import plots
 from accapp.ui.common import esc, friendly, intro, note, pair_label
-from accapp.ui.probe_view import TABLE_COLUMNS, context_html, styled, summary_html, verdict_frame
+from accapp.ui.probe_view import context_html, error_html, headline_html, pending_html, styled, table_columns, verdict_frame, votes_html
 from accapp.ui.queues import PROBE_QUEUE
 from accapp.ui.state import ANY, BENCHMARKS, get_state, model_choices, paradigms, phenomena, random_pair
 
+log = logging.getLogger("accapp.ui")
 EXAMPLE = ("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
 
 
@@ -54,49 +62,174 @@ def _context(model_id, method, meta, good, bad) -> str:
 
 
 # ------------------------------------------------------------------------------------------ handlers
-@friendly
-def run_probe(good, bad, model_id, methods, unit, bench_method, meta):
+NO_SECOND = ""  # the second-model dropdown's "none"
+VIEWS = ["words", "words: sum of tokens", "tokens"]
+
+
+class Latest:
+    """Per visitor (Gradio session), the number of their newest probe: a probe stops at its next
+    stage when a newer one has started. Bounded: the MAX_SESSIONS most recent sessions."""
+
+    MAX_SESSIONS = 4096
+
+    def __init__(self) -> None:
+        self._n: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def start(self, session) -> int:
+        with self._lock:
+            n = self._n.pop(session, 0) + 1
+            self._n[session] = n
+            while len(self._n) > self.MAX_SESSIONS:
+                self._n.popitem(last=False)
+            return n
+
+    def is_latest(self, session, n: int) -> bool:
+        with self._lock:
+            return self._n.get(session, n) == n
+
+
+LATEST = Latest()
+
+
+def _models(model_id: str, model2: str | None) -> list[str]:
+    return [model_id] + ([model2] if model2 and model2 != NO_SECOND and model2 != model_id else [])
+
+
+def _methods_for(kind: str, methods) -> list[str]:
+    """The selection for a model kind: the selected methods it can run, or all of its own."""
+    mine = [m for m in (methods or []) if m in method_ids(kind)]
+    return mine or method_ids(kind)
+
+
+def _word_figure(report: dict, unit: str, view: str):
+    if view == "tokens" or not report.get("words"):
+        return plots.surprisal_figure(report["tokens"], unit)
+    words = report["words"]
+    if view == "words: sum of tokens":
+        words = {k: [dict(w, logprob=w["logprob_sum"]) for w in ws] for k, ws in words.items()}
+    items = {k: plots.word_items(words[k], report["tokens"][k]) for k in ("good", "bad")}
+    return plots.surprisal_figure(items, unit, item="word")
+
+
+def render_report(report: dict | None, unit: str, view: str):
+    """(headline, surprisal figure, difference figure, votes table) of one model's report."""
+    if report is None:
+        return "", None, None, ""
+    head = report.get("headline")
+    if head:
+        report = dict(report, headline=dict(head, text=verdicts.headline_text(head, unit)))
+    diff = plots.difference_figure(report["difference"], unit) if report.get("difference") and view != "tokens" else None
+    return (headline_html(report), _word_figure(report, unit, view), gr.update(value=diff, visible=diff is not None),
+            votes_html(report, unit))
+
+
+def view_note(report: dict | None, view: str) -> str:
+    """Which word probability the figure shows, in a line."""
+    if report is None:
+        return ""
+    if view == "tokens":
+        return "Surprisal of each token, as the model's tokenizer cuts the sentence (1 bit = ln 2 nats)."
+    rule = report.get("word_rule") or ""
+    if view == "words: sum of tokens":
+        return "Surprisal of each word as the plain sum of its tokens' surprisals."
+    return f"Surprisal of each word: {rule}" if rule else "Surprisal of each word."
+
+
+def _outputs(saved: dict | None, unit: str, view: str, status: str = ""):
+    """Every output of a probe, rendered from `saved` ({"reports": [a, b or None], ...})."""
+    reports = (saved or {}).get("reports") or [None, None]
+    a, b = reports[0], reports[1] if len(reports) > 1 else None
+    ra, rb = render_report(a, unit, view), render_report(b, unit, view)
+    table = None
+    if a is not None:
+        table = styled(verdict_frame(a.get("verdicts_run") or a["verdicts"], bool(a.get("has_run")),
+                                     a.get("phenomenon"), unit))
+    pll = a.get("pll") if a else None
+    return (status, view_note(a, view), *ra, gr.update(visible=b is not None), *rb,
+            gr.update(value=plots.pll_figure(pll, unit) if pll else None, visible=bool(pll)),
+            table, saved)
+
+
+def _stop_outputs(message: str):
+    """A failed request: the message, and every old result cleared."""
+    return _outputs(None, "bits", "words", error_html(message))
+
+
+def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None):
+    """The probe in stages (a generator): surprisal and the sentence-probability methods first,
+    then the in-template and prompting methods as they finish, for one model or two."""
+    session = getattr(request, "session_hash", None)
+    me = LATEST.start(session)
     state = get_state()
+    try:
+        models = _models(model_id or DEFAULT_MODEL, model2)
+        specs = {m: get_spec(m) for m in models}
+        chosen = {m: svc.check_probe(specs[m].kind, good, bad, _methods_for(specs[m].kind, methods)) for m in models}
+        meta = svc.pair_meta(good, bad, meta)
+        store = _store_or_none()
+        rel = {m: svc.reliability_for(store, m, good, bad, meta) for m in models}
+        plan = {m: svc.stages(chosen[m]) for m in models}
+        cold = [specs[m].name for m in models if not state.is_loaded(m)]
+        first = "Loading " + " and ".join(cold) + " (first use: this takes a little while)…" if cold else "Scoring…"
+        yield (*_outputs(None, unit, view, pending_html([first])), meta, pair_label(meta))
+        results, words, rules, reports = {}, {}, {}, {}
+        for k in range(max(len(p) for p in plan.values())):
+            for m in models:
+                if k < len(plan[m]):
+                    res, w, rule = state.with_engine(m, svc.probe_stage, good, bad, plan[m][k][1], k == 0)
+                    results[m] = svc.merge(results.get(m), res)
+                    words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
+                    pending = [label for label, _ in plan[m][k + 1:]]
+                    reports[m] = svc.probe_json_full(m, specs[m], results[m], words[m], rel[m], pending, rules[m], unit)
+                if not LATEST.is_latest(session, me):
+                    return  # a newer probe of this visitor runs: it owns the outputs now
+            pending = sorted({p for r in reports.values() for p in r["pending"]}, key=[s[0] for s in svc.STAGES].index)
+            saved = {"reports": [reports.get(m) for m in models] + [None] * (2 - len(models)), "models": models}
+            if not pending:
+                meta = _finish(saved, store, models[0], results[models[0]], meta, good, bad)
+            yield (*_outputs(saved, unit, view, pending_html(pending)), meta, pair_label(meta))
+    except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
+        if not isinstance(exc, UserError):
+            log.error("probe failed:\n%s", traceback.format_exc())
+        yield (*_stop_outputs(message_of(exc)), meta, pair_label(meta))
+
+
+def _finish(saved: dict, store, model_id: str, result, meta, good, bad) -> dict | None:
+    """The first model's report gets its run context (the precomputed run beside each judgment)
+    and its masked-LM detail. Returns the pair's benchmark meta (found in the run if not before)."""
+    a = saved["reports"][0]
+    run = svc.run_context(store, model_id, meta, good, bad)
+    a["verdicts_run"] = svc.with_run(a["verdicts"], run)
+    a["has_run"] = run.has_run
+    a["phenomenon"] = run.meta["phenomenon"] if run.meta else None
+    a["pll"] = svc.pll_details(result)
+    return run.meta
+
+
+def stop_probe():
+    return note("Stopped: the results that had finished are shown; the rest were not computed.", "warn")
+
+
+@friendly
+def context_after(model_id, bench_method, meta, good, bad, saved):
+    """The benchmark context under the table, once the probe has finished."""
+    if not saved or not saved.get("reports") or saved["reports"][0] is None:
+        return gr.update()
     spec = get_spec(model_id)
-    if not state.is_loaded(model_id):
-        gr.Info(f"Loading {spec.name} (first use: this takes a little while)…")
-    lang = svc.language_mismatch(spec.languages, good, bad)
-    if lang:
-        gr.Warning(f"{spec.name} was trained for {', '.join(spec.languages)}, and this pair looks "
-                   f"{'Chinese' if lang == 'zh' else 'English'}: expect poor judgments. "
-                   "Gemma 3 270M (offline) covers Chinese.")
-    result = probe_pair(good, bad, model_id, methods)
-    records = svc.verdict_records(result.scores)
-    run = svc.run_context(_store_or_none(), model_id, svc.pair_meta(good, bad, meta), good, bad)
-    meta = run.meta
-    df = verdict_frame(svc.with_run(records, run), run.has_run, meta["phenomenon"] if meta else None)
-    details = svc.pll_details(result)
     if bench_method not in method_ids(spec.kind):
         bench_method = DEFAULT_BENCH_METHOD[spec.kind]
     try:
-        ctx = _context(model_id, bench_method, meta, good, bad)
+        return _context(model_id, bench_method, meta, good, bad)
     except Exception as exc:  # noqa: BLE001 - the probe stands without its context
-        ctx = note(f"The benchmark results could not be read: {esc(exc)}", "warn")
-    saved = {"tokens": result.tokens, "details": details, "model": model_id}
-    return (
-        summary_html(result.pair.good, result.pair.bad, svc.majority(result.scores), records),
-        plots.surprisal_figure(result.tokens, unit),
-        gr.update(value=plots.pll_figure(details, unit) if details else None, visible=bool(details)),
-        styled(df),
-        ctx,
-        saved,
-        meta,
-        pair_label(meta),
-    )
+        return note(f"The benchmark results could not be read: {esc(exc)}", "warn")
 
 
 @friendly
-def replot(saved, unit):
+def replot(saved, unit, view):
     if not saved:
-        return gr.update(), gr.update()
-    details = saved.get("details")
-    return plots.surprisal_figure(saved["tokens"], unit), gr.update(
-        value=plots.pll_figure(details, unit) if details else None, visible=bool(details))
+        return (gr.update(),) * 12
+    return _outputs(saved, unit, view, gr.update())[1:-1]
 
 
 @friendly
@@ -150,9 +283,14 @@ def show_prompts(model_id, method, good, bad):
 def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str] | None = None) -> dict:
     """Score one minimal pair with every selected method.
 
-    Returns {model, good, bad, majority: {verdict, good, bad, tie, judgments}, verdicts: [
-    {method, name, family, template, variant, score_good, score_bad, difference, verdict,
-    agrees_with_majority, prediction, votes}], tokens: {good, bad: [{token, start, end, logprob}]}}.
+    Returns {model, good, bad, headline: {method, name, verdict, margin (nats, good − bad), margin_in_unit
+    (bits), text, where}, words: {good, bad: [{word, start, end, surprisal_bits, surprisal_nats, logprob,
+    logprob_sum, tokens}]}, word_rule, warnings: [...], methods: [one vote per method: {method, name, family,
+    vote, rule, reliable, unreliable_reason, ...}], families: [{family, good, bad, none, not_voting}],
+    agreement, reliability: {method: {accuracy, ci_low, ci_high, top_answer, top_answer_share, reliable,
+    reason}}, majority (every judgment counted, as before), verdicts: [{method, name, family, template,
+    variant, score_good, score_bad, difference, verdict, agrees_with_majority, prediction, votes}],
+    tokens: {good, bad: [{token, start, end, logprob}]}}.
     ``methods``: method ids (None or ["all"] = every method the model can run).
     """
     return _probe_api(good, bad, model, methods)
@@ -161,23 +299,40 @@ def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str
 @friendly
 def _probe_api(good, bad, model, methods):
     model = model or DEFAULT_MODEL
-    return svc.probe_json(model, probe_pair(good, bad, model, methods or None))
+    spec = get_spec(model)
+    methods = svc.check_probe(spec.kind, good, bad, methods or None)
+    rel = svc.reliability_for(_store_or_none(), model, good, bad, svc.pair_meta(good, bad))
+    result, words, rule = get_state().with_engine(model, svc.probe_stage, good, bad, methods, True)
+    return svc.probe_json_full(model, spec, result, words, rel, [], rule, "bits")
 
 
 # ------------------------------------------------------------------------------------------ layout
+COUNTER_JS = f"""(g, b) => {{
+  const n = (s) => [...(s || "").trim()].length, lim = {MAX_SENTENCE_CHARS};
+  const part = (label, s) => `${{label}}: ${{n(s)}} / ${{lim}} characters` + (n(s) > lim ? " (too long: shorten it)" : "");
+  const over = n(g) > lim || n(b) > lim;
+  return `<div class="acc-counter${{over ? " acc-over" : ""}}">${{part("acceptable", g)}} · ${{part("unacceptable", b)}}</div>`;
+}}"""
+
+
 def build() -> ProbeTab:
     gr.HTML(intro(
         "Probe a minimal pair",
         "Type an acceptable sentence and a minimally different unacceptable one, or pick a pair from BLiMP "
-        "(English) or CLiMP (Chinese). Every judgment method scores both sentences; the bars show how surprised "
-        "the model is by each token, with the tokens where the two sentences differ highlighted."))
+        "(English) or CLiMP (Chinese). The answer comes first: LP, the benchmark standard, then one vote per "
+        "method by family. Below, how surprised the model is by each word, and every method's verdict."))
     meta = gr.State(None)
     saved = gr.State(None)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], max_length=400, elem_id="probe-good")
-            bad = gr.Textbox(label="Unacceptable sentence", value=EXAMPLE[1], max_length=400, elem_id="probe-bad")
-            run_btn = gr.Button("Compare the two sentences", variant="primary", elem_id="probe-run")
+            good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], elem_id="probe-good")
+            bad = gr.Textbox(label="Unacceptable sentence", value=EXAMPLE[1], elem_id="probe-bad")
+            counter = gr.HTML(f"<div class='acc-counter'>acceptable: {len(EXAMPLE[0])} / {MAX_SENTENCE_CHARS} characters · "
+                              f"unacceptable: {len(EXAMPLE[1])} / {MAX_SENTENCE_CHARS} characters</div>",
+                              elem_id="probe-counter")
+            with gr.Row():
+                run_btn = gr.Button("Compare the two sentences", variant="primary", elem_id="probe-run", scale=3)
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="probe-stop", scale=1, min_width=80)
         with gr.Column(scale=2):
             with gr.Group():
                 bench = gr.Radio(list(BENCHMARKS), value="blimp", label="Or pick a pair from a benchmark",
@@ -189,25 +344,40 @@ def build() -> ProbeTab:
     with gr.Row():
         model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", scale=3, elem_id="probe-model",
                             info="Offline models work without a network; hub models download on first use.")
-        bench_method = gr.Dropdown(method_choices("causal"), value="lp", label="Benchmark comparison uses", scale=2,
-                                   elem_id="probe-bench-method", info="Whose benchmark accuracy to show below.")
+        model2 = gr.Dropdown([("none", NO_SECOND)] + model_choices(), value=NO_SECOND, label="Compare with a second model",
+                             scale=3, elem_id="probe-model2", info="Shown side by side: surprisal and verdicts.")
         unit = gr.Radio(["bits", "nats"], value="bits", label="Surprisal in", scale=1, min_width=150,
-                        info="1 bit = ln 2 nats")
+                        info="1 bit = ln 2 nats", elem_id="probe-unit")
+        view = gr.Radio(VIEWS, value="words", label="Surprisal by", scale=2, min_width=200, elem_id="probe-view",
+                        info="words: each word's probability; tokens: the model's own pieces")
     with gr.Accordion("Choose the judgment methods (all are selected at first)", open=False):
         methods = gr.CheckboxGroup(method_choices("causal"), value=method_ids("causal"), label="Judgment methods",
                                    elem_id="probe-methods")
         with gr.Row():
             all_btn = gr.Button("Select all", size="sm")
             quick_btn = gr.Button("Only LP, MeanLP, PenLP (fast)", size="sm")
-    summary = gr.HTML(note("Press <b>Compare the two sentences</b>. The first comparison loads the model.", "info"),
-                      elem_id="probe-summary")
-    surprisal = gr.Plot(label="Per-token surprisal", elem_id="probe-surprisal")
+    status = gr.HTML(note("Press <b>Compare the two sentences</b>. The first comparison loads the model.", "info"),
+                     elem_id="probe-status")
+    view_line = gr.HTML("", elem_id="probe-view-note", elem_classes=["acc-small"])
+    with gr.Row(equal_height=False, elem_classes=["acc-models"]):
+        with gr.Column(min_width=300):
+            head_a = gr.HTML("", elem_id="probe-summary")
+            fig_a = gr.Plot(label="Surprisal", elem_id="probe-surprisal", show_label=False)
+            diff_a = gr.Plot(label="Bad − good surprisal per word", elem_id="probe-diff", visible=False, show_label=False)
+            votes_a = gr.HTML("", elem_id="probe-votes")
+        with gr.Column(min_width=300, visible=False, elem_id="probe-second") as col_b:
+            head_b = gr.HTML("", elem_id="probe-summary-2")
+            fig_b = gr.Plot(label="Surprisal (second model)", elem_id="probe-surprisal-2", show_label=False)
+            diff_b = gr.Plot(label="Bad − good (second model)", elem_id="probe-diff-2", visible=False, show_label=False)
+            votes_b = gr.HTML("", elem_id="probe-votes-2")
     pll = gr.Plot(label="Masked LM: per-token PLL under each variant (multi-token words with an inflated "
                   "PLL-original are marked)", visible=False, elem_id="probe-pll")
-    table = gr.Dataframe(headers=TABLE_COLUMNS, label="Every method's verdict (rows that disagree with the majority are "
-                         "highlighted)", interactive=False, wrap=True, max_height=620, elem_id="probe-table", elem_classes=["acc-table"],
-                         column_widths=["15%", "7%", "7%", "8%", "8%", "8%", "11%", "9%", "27%"],
-                         buttons=["copy", "fullscreen"])
+    with gr.Accordion("Every judgment: each template and answer order (first model)", open=False):
+        table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
+                             elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
+    with gr.Row():
+        bench_method = gr.Dropdown(method_choices("causal"), value="lp", label="Benchmark comparison uses",
+                                   elem_id="probe-bench-method", info="Whose benchmark accuracy to show below.")
     context = gr.HTML("", elem_id="probe-context")
     with gr.Accordion("Prompts exactly as the model saw them", open=False):
         with gr.Row():
@@ -216,16 +386,22 @@ def build() -> ProbeTab:
         prompts = gr.Textbox(label="Input strings (start token included)", lines=12, max_lines=40, interactive=False,
                              buttons=["copy"], elem_id="probe-prompts", elem_classes=["acc-prompts"])
 
-    run_inputs = [good, bad, model, methods, unit, bench_method, meta]
-    run_outputs = [summary, surprisal, pll, table, context, saved, meta, pair_label]
-    # One progress indicator, in the summary: a loading overlay on all eight outputs costs the
-    # browser enough CPU to slow the model on a small machine.
+    run_inputs = [good, bad, model, model2, methods, unit, view, bench_method, meta]
+    shown = [view_line, head_a, fig_a, diff_a, votes_a, col_b, head_b, fig_b, diff_b, votes_b, pll, table]
+    run_outputs = [status, *shown, saved, meta, pair_label]
+    # One progress indicator, in the status line: a loading overlay on every output costs the
+    # browser enough CPU to slow the model on a small machine. "multiple": a new request starts at
+    # once, and the one before stops at its next stage (LATEST).
     ev = dict(fn=run_probe, inputs=run_inputs, outputs=run_outputs, api_visibility="undocumented",
-              concurrency_id=PROBE_QUEUE, scroll_to_output=False, show_progress_on=[summary])
-    run_btn.click(**ev)
-    good.submit(**ev)
-    bad.submit(**ev)
-    unit.input(replot, [saved, unit], [surprisal, pll], api_visibility="undocumented", queue=False)
+              concurrency_id=PROBE_QUEUE, scroll_to_output=False, show_progress_on=[status], trigger_mode="multiple")
+    events = [run_btn.click(**ev), good.submit(**ev), bad.submit(**ev)]
+    for e in events:
+        e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
+    stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)
+    for box in (good, bad):
+        box.input(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
+    unit.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
+    view.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
     bench_method.input(update_context, [model, bench_method, meta, good, bad, saved], [context],
                        api_visibility="undocumented")
     model.input(on_model_change, [model, methods], [methods, bench_method, prompt_method], api_visibility="undocumented")
@@ -239,4 +415,4 @@ def build() -> ProbeTab:
                     api_visibility="undocumented")
     prompt_btn.click(show_prompts, [model, prompt_method, good, bad], [prompts], api_visibility="undocumented",
                      concurrency_id=PROBE_QUEUE)
-    return ProbeTab(good, bad, meta, model, methods, pair_label, ev)
+    return ProbeTab(good, bad, meta, model, methods, pair_label, dict(ev, outputs=run_outputs))

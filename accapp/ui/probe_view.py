@@ -5,33 +5,55 @@ from __future__ import annotations
 
 import pandas as pd
 
+from accapp.methods import plain
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
 from accapp.ui.common import esc, note
 
-TABLE_COLUMNS = ["Method", "Template", "Order", "Score: good", "Score: bad", "Good − bad", "Verdict",
-                 "Agrees with majority", "Votes / answers"]
+LN2 = plots.LN2
+UNIT_SUFFIX = {"log/token": "/token"}
+
 VERDICT_TEXT = {"good": "prefers good ✓", "bad": "prefers bad ✗", "tie": "tie ="}
-
-
-def _agrees(a) -> str:
-    return "—" if a is None else ("yes" if a else "NO ⚠")
 
 
 def _run_verdict(c) -> str:
     return "" if c is None else ("right" if c >= 1 else ("wrong" if c <= 0 else f"{c * 10:.0f}/10 draws right"))
 
 
-def verdict_frame(records: list[dict], has_run: bool = False, phenomenon: str | None = None) -> pd.DataFrame:
-    """The table shown in the page (plain strings and numbers; Gradio shows them as text). With a
-    run (records from service.probe.with_run), two more columns: its accuracy on the phenomenon and
-    its verdict on this pair."""
+def in_unit(value: float, method: str, unit: str) -> float:
+    """A method's score (or difference) in the page's unit: log-probabilities in bits or nats,
+    probabilities and shares as they are."""
+    return value / LN2 if unit == "bits" and plain(method)["unit"].startswith("log") else value
+
+
+def unit_label(method: str, unit: str) -> str:
+    """What a method's number is in: 'bits', 'bits/token', 'P(Yes)', 'share of draws'."""
+    u = plain(method)["unit"]
+    if u == "probability":
+        return "P(Yes)"
+    if u == "share":
+        return "share of draws"
+    return unit + UNIT_SUFFIX.get(u, "")
+
+
+def table_columns(unit: str) -> list[str]:
+    """The judgments table's headers, with the unit the page shows."""
+    return ["Method", "Template", "Order", f"Score: good ({unit})", f"Score: bad ({unit})", f"Good − bad ({unit})",
+            "Unit", "Verdict", "Votes / answers"]
+
+
+def verdict_frame(records: list[dict], has_run: bool = False, phenomenon: str | None = None, unit: str = "nats") -> pd.DataFrame:
+    """Every judgment (method x template x answer order) as the page shows it: log-probabilities in
+    `unit`, probabilities and shares as they are (the Unit column says which). With a run (records
+    from service.probe.with_run), two more columns: its accuracy on the phenomenon and its
+    verdict on this pair."""
+    cols = table_columns(unit)
     df = pd.DataFrame([{
-        "Method": r["name"], "Template": r["template"], "Order": r["variant"] or "",
-        "Score: good": r["score_good"], "Score: bad": r["score_bad"], "Good − bad": r["difference"],
-        "Verdict": VERDICT_TEXT.get(r["verdict"], r["verdict"]), "Agrees with majority": _agrees(r["agrees_with_majority"]),
-        "Votes / answers": r["votes"],
-    } for r in records], columns=TABLE_COLUMNS)
+        cols[0]: r["name"], cols[1]: r["template"], cols[2]: r["variant"] or "",
+        cols[3]: in_unit(r["score_good"], r["method"], unit), cols[4]: in_unit(r["score_bad"], r["method"], unit),
+        cols[5]: in_unit(r["difference"], r["method"], unit), cols[6]: unit_label(r["method"], unit),
+        cols[7]: VERDICT_TEXT.get(r["verdict"], r["verdict"]), cols[8]: r["votes"],
+    } for r in records], columns=cols)
     if has_run:
         df[f"Run: accuracy on {phenomenon or 'phenomenon'} (%)"] = pd.Series(
             [float("nan") if r.get("run_accuracy") is None else r["run_accuracy"] for r in records], dtype=float).round(1)
@@ -43,7 +65,7 @@ def styled(df: pd.DataFrame):
     """Colour the verdicts and mark the rows that disagree with the majority."""
 
     def row_style(row):
-        base = "background-color: #fff4e6; font-weight: 600;" if str(row["Agrees with majority"]).startswith("NO") else ""
+        base = ""
         out = []
         for c in row.index:
             s = base
@@ -52,32 +74,8 @@ def styled(df: pd.DataFrame):
             out.append(s)
         return out
 
-    fmt = {c: "{:.4g}" for c in ("Score: good", "Score: bad", "Good − bad")}
+    fmt = {c: "{:.4g}" for c in df.columns if c.startswith(("Score: ", "Good − bad"))}
     return df.style.apply(row_style, axis=1).format(fmt, na_rep="")
-
-
-def summary_html(good: str, bad: str, maj: dict, records: list[dict]) -> str:
-    g, b, n = maj["good"], maj["bad"], maj["judgments"]
-    if maj["verdict"] == "good":
-        head, kind = f"Most judgments prefer the acceptable sentence: {g} of {n}.", "good"
-    elif maj["verdict"] == "bad":
-        head, kind = f"Most judgments prefer the unacceptable sentence: {b} of {n}.", "bad"
-    else:
-        head, kind = f"The judgments are split: {g} for the acceptable sentence, {b} against.", "warn"
-    if maj["tie"]:
-        head += f" {maj['tie']} tie{'s' if maj['tie'] != 1 else ''}."
-    ens = [r for r in records if r["family"] == "ensemble"]
-    ens_txt = ""
-    if ens:
-        ens_txt = "<br>Ensemble votes: " + "; ".join(
-            f"{esc(r['name'].replace('Ensemble ', ''))} {round(r['score_good'] * 10)}/10 draws for the acceptable sentence"
-            for r in ens)
-    dis = sorted({r["name"] for r in records if r["agrees_with_majority"] is False})
-    dis_txt = f"<br>Disagree with the majority: {esc(', '.join(dis))}." if dis else ""
-    return note(
-        f"<div class='acc-verdict'>{esc(head)}</div>"
-        f"<div class='acc-pair'><span class='g'>✓ {esc(good)}</span><br><span class='b'>✗ {esc(bad)}</span></div>"
-        f"{ens_txt}{dis_txt}", kind)
 
 
 def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
@@ -110,3 +108,130 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
         parts.append("This pair was not in the run's sample.")
         kind = "info"
     return note("<br>".join(parts), kind)
+
+
+# ------------------------------------------------------------------------------------------ the answer
+VOTE_TEXT = {"good": "acceptable ✓", "bad": "unacceptable ✗", "none": "no vote"}
+FAMILY_TITLES = {"sentence probability": "Sentence probability", "normalised probability": "Normalised probability (Hu et al. 2025)",
+                 "in-template": "In-template (Ide et al. 2025)", "prompting": "Prompting (Ide et al. 2025)",
+                 "metalinguistic prompting": "Metalinguistic prompts (Hu & Levy 2023)", "pll": "Masked-LM PLL (Kauf & Ivanova 2023)"}
+STAGE_TEXT = {"sentence probability": "sentence probabilities", "in-template": "the in-template methods (5 templates each)",
+              "prompting": "the prompting methods"}
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def family_line(f: dict) -> str:
+    """One family's agreement in words (escaped)."""
+    voting = f["good"] + f["bad"] + f["none"]
+    parts = []
+    if voting:
+        parts.append(f"{f['good']} of {voting} prefer the acceptable sentence")
+        if f["bad"]:
+            parts.append(f"{f['bad']} the unacceptable one")
+        if f["none"]:
+            parts.append(f"{f['none']} cast no vote")
+    if f["not_voting"]:
+        parts.append(f"{f['not_voting']} unreliable for this model (no vote)")
+    return esc(", ".join(parts))
+
+
+def headline_html(report: dict | None, status: str = "") -> str:
+    """The answer on top: the headline method's verdict in words, agreement by family (one vote
+    per method), warnings, and what is still computing."""
+    if report is None:
+        return status
+    head = report.get("headline")
+    verdict = head["verdict"] if head else report["agreement"]["verdict"]
+    kind = {"good": "good", "bad": "bad"}.get(verdict, "warn")
+    text = head["text"] if head else "No headline method was run (select LP to get one)."
+    parts = [f"<div class='acc-model-name'>{esc(report.get('model_name', report['model']))}</div>",
+             f"<div class='acc-verdict'>{esc(text)}</div>",
+             f"<div class='acc-pair'><span class='g'>✓ {esc(report['good'])}</span><br>"
+             f"<span class='b'>✗ {esc(report['bad'])}</span></div>"]
+    fams = report.get("families") or []
+    if fams:
+        a = report["agreement"]
+        voting = a["good"] + a["bad"] + a["none"]
+        summary = f"One vote per method: {a['good']} of {voting} prefer the acceptable sentence, {a['bad']} the unacceptable one"
+        if a["none"]:
+            summary += f", {a['none']} cast no vote (their templates or answer orders disagree)"
+        if a["not_voting"]:
+            summary += f"; {_count(a['not_voting'], 'method')} unreliable for this model did not vote"
+        items = "".join(f"<li><b>{esc(FAMILY_TITLES.get(f['family'], f['family']))}</b>: {family_line(f)}</li>" for f in fams)
+        parts.append(f"<div class='acc-agree'>{esc(summary)}.</div><ul class='acc-families'>{items}</ul>")
+    for w in report.get("warnings") or []:
+        parts.append(f"<div class='acc-warning'>⚠ {esc(w)}</div>")
+    if status:
+        parts.append(status)
+    return note("".join(parts), kind)
+
+
+def pending_html(pending: list[str]) -> str:
+    """The visible 'still computing' state."""
+    if not pending:
+        return ""
+    what = ", then ".join(STAGE_TEXT.get(p, p) for p in pending)
+    return f"<div class='acc-pending' role='status'><span class='acc-spinner'></span> Still computing {esc(what)}…</div>"
+
+
+def _bench_cell(v: dict) -> str:
+    if v.get("reliable") is None:
+        return "<span class='acc-small'>no run</span>"
+    acc = f"{v['benchmark_accuracy']:.1f} %"
+    if v["reliable"]:
+        return esc(acc)
+    return f"<span class='acc-unreliable'>unreliable: {esc(v['unreliable_reason'])}</span>"
+
+
+def votes_html(report: dict | None, unit: str = "bits") -> str:
+    """One row per method, grouped by family (collapsible): its vote, its mean good − bad in the
+    page's unit, its judgments, its rule, and how it did on the benchmark with this model. The
+    method's meaning and source on hover and under its name. Cards on a narrow screen."""
+    if not report or not report.get("methods"):
+        return ""
+    bench = (report.get("reliability_benchmark") or "benchmark").upper()
+    head = (f"<tr><th>Method</th><th>Vote</th><th>Good − bad ({esc(unit)}, mean over its judgments)</th>"
+            f"<th>Judgments</th><th>How its judgments make one vote</th><th>{esc(bench)} accuracy, this model "
+            f"(one vote per pair)</th></tr>")
+    out = ["<div class='acc-votes-wrap'><div class='acc-small'>Accuracy: this project's precomputed run; a method whose "
+           "accuracy is not above chance with 95 % confidence, or that gives one answer to 95 % of its prompts, "
+           "is unreliable for this model and does not vote.</div>"]
+    fams: dict[str, list[dict]] = {}
+    for v in report["methods"]:
+        fams.setdefault(v["family"], []).append(v)
+    agree = {f["family"]: f for f in report.get("families") or []}
+    for fam, rows in fams.items():
+        body = []
+        for v in rows:
+            tip = f"{v['plain']} Source: {v['source']}."
+            value = in_unit(v["mean_difference"], v["method"], unit)
+            u = unit_label(v["method"], unit)
+            shown_unit = "" if u == unit else f" {u}"
+            judg = f"{v['good']} good, {v['bad']} bad" + (f", {v['tie']} tie" if v["tie"] else "")
+            cls = "unreliable" if v.get("reliable") is False else v["vote"]
+            vote = VOTE_TEXT[v["vote"]] + (" (not counted)" if v.get("reliable") is False else "")
+            body.append(
+                f"<tr class='acc-vote-{cls}'><td data-label='Method'><span class='acc-method' title='{esc(tip)}'>"
+                f"{esc(v['name'])}</span><div class='acc-plain'>{esc(v['plain'])}</div></td>"
+                f"<td data-label='Vote' class='acc-vote'>{esc(vote)}</td>"
+                f"<td data-label='Good − bad ({esc(unit)})'>{value:+.3g}{esc(shown_unit)}</td>"
+                f"<td data-label='Judgments'>{esc(judg)}</td><td data-label='Rule'>{esc(v['rule'])}</td>"
+                f"<td data-label='{esc(bench)} accuracy'>{_bench_cell(v)}</td></tr>")
+        title = esc(FAMILY_TITLES.get(fam, fam))
+        line = family_line(agree[fam]) if fam in agree else ""
+        out.append(f"<details open class='acc-family'><summary><b>{title}</b> · {line}</summary>"
+                   f"<table class='acc-votes'><thead>{head}</thead><tbody>{''.join(body)}</tbody></table></details>")
+    ens = [r for r in report.get("verdicts", []) if r["family"] == "ensemble"]
+    if ens:
+        items = "".join(f"<li>{esc(r['name'])}: {esc(r['votes'])}</li>" for r in ens)
+        out.append("<details class='acc-family'><summary><b>Ensembles (Ide et al. 2025 §6)</b> · votes of the judgments "
+                   f"above, not counted again</summary><ul>{items}</ul></details>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def error_html(message: str) -> str:
+    return note(f"<div class='acc-verdict'>Nothing scored</div>{esc(message)}", "bad")

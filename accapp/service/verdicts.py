@@ -1,0 +1,190 @@
+"""One defensible answer to "which sentence does the model prefer?": plain functions over a
+probe's judgments (accapp.methods.base.MethodScore) and its words.
+
+- The headline is LP's verdict in words (PLL-word-l2r for a masked LM), with its margin and the
+  word where most of the difference lies.
+- Each method casts one vote (`method_vote`): its templates and answer orders are combined by
+  its own rule (methods/data/plain.json, shown on the page): a template with two answer orders
+  votes only when both orders pick the same sentence; then the majority of its templates; a
+  split is no vote. Ensembles are votes of other judgments and cast none.
+- Votes are counted by family; a method unreliable for the model (service.reliability) is
+  shown with its reason and does not vote.
+- Warnings for pairs whose verdict means little: identical sentences, a large token-length
+  difference, a language the model was not made for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+from accapp.methods import all_methods, plain
+from accapp.methods.base import MethodScore
+
+LN2 = math.log(2.0)
+HEADLINE_METHOD = {"causal": "lp", "masked": "pll_word_l2r"}
+LENGTH_WARNING_TOKENS = 3  # |tokens(good) - tokens(bad)| at or above this gets a warning (LP favours shorter strings)
+VERDICT_WORDS = {"good": "the acceptable sentence", "bad": "the unacceptable sentence"}
+
+
+def to_unit(nats: float, unit: str) -> float:
+    """A log-probability difference (nats) in bits or nats."""
+    return nats / LN2 if unit == "bits" else nats
+
+
+def _sign(verdict: str) -> int:
+    return 1 if verdict == "good" else -1 if verdict == "bad" else 0
+
+
+def method_vote(scores: list[MethodScore]) -> str:
+    """One method's vote from its judgments: 'good', 'bad' or 'none' (no vote).
+
+    Per template, its answer orders (variants) must agree, and a tie is no vote; then the
+    majority of the templates that voted, a split is no vote."""
+    by_template: dict[str, list[str]] = defaultdict(list)
+    for s in scores:
+        by_template[s.template].append(s.verdict)
+    total = 0
+    for verdicts in by_template.values():
+        first = verdicts[0]
+        if first != "tie" and all(v == first for v in verdicts):
+            total += _sign(first)
+    return "good" if total > 0 else "bad" if total < 0 else "none"
+
+
+def method_votes(scores: list[MethodScore], reliability: dict | None = None) -> list[dict]:
+    """Per method (in the order they came, ensembles left out): its vote, rule, judgments counted,
+    the mean of good − bad over its judgments, and whether it votes (reliable for the model)."""
+    reliability = reliability or {}
+    table = all_methods()
+    grouped: dict[str, list[MethodScore]] = defaultdict(list)
+    for s in scores:
+        grouped[s.method].append(s)
+    out = []
+    for method, mine in grouped.items():
+        m = table.get(method)
+        if m is None or m.family == "ensemble":
+            continue
+        counts = Counter(s.verdict for s in mine)
+        rel = reliability.get(method)
+        diff = [s.score_good - s.score_bad for s in mine]
+        out.append({
+            "method": method, "name": m.name, "family": m.family, "vote": method_vote(mine),
+            "rule": plain(method)["rule"], "unit": plain(method)["unit"], "plain": plain(method)["plain"], "source": m.source,
+            "judgments": len(mine), "good": counts.get("good", 0), "bad": counts.get("bad", 0), "tie": counts.get("tie", 0),
+            "mean_difference": sum(diff) / len(diff),
+            "reliable": rel.reliable if rel is not None else None,
+            "unreliable_reason": rel.reason if rel is not None and not rel.reliable else "",
+            "benchmark_accuracy": rel.accuracy if rel is not None else None,
+            "benchmark": rel.benchmark if rel is not None else None,
+        })
+    return out
+
+
+def family_agreement(votes: list[dict]) -> list[dict]:
+    """Per family, in order: how many of its voting methods prefer each sentence."""
+    fams: dict[str, dict] = {}
+    for v in votes:
+        f = fams.setdefault(v["family"], {"family": v["family"], "good": 0, "bad": 0, "none": 0, "not_voting": 0, "methods": 0})
+        f["methods"] += 1
+        if v["reliable"] is False:
+            f["not_voting"] += 1
+        else:
+            f[v["vote"]] += 1
+    return list(fams.values())
+
+
+def overall(families: list[dict]) -> dict:
+    """All voting methods together: {good, bad, none, not_voting, verdict}."""
+    tot = {k: sum(f[k] for f in families) for k in ("good", "bad", "none", "not_voting")}
+    tot["verdict"] = "good" if tot["good"] > tot["bad"] else "bad" if tot["bad"] > tot["good"] else "tie"
+    return tot
+
+
+# ------------------------------------------------------------------------------------------ words
+def align_words(good: list[dict], bad: list[dict]) -> list[tuple[int | None, int | None, bool]]:
+    """Aligned word positions (index in good, index in bad, differs) by difflib over the word
+    strings: equal runs share positions, a replaced run pairs word by word, the rest stand alone."""
+    import difflib
+
+    a, b = [w["word"] for w in good], [w["word"] for w in bad]
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out += [(i1 + k, j1 + k, False) for k in range(i2 - i1)]
+        else:
+            for k in range(max(i2 - i1, j2 - j1)):
+                out.append((i1 + k if i1 + k < i2 else None, j1 + k if j1 + k < j2 else None, True))
+    return out
+
+
+def difference_strip(good: list[dict], bad: list[dict]) -> dict:
+    """Per aligned word, surprisal of bad minus good (nats; a word one side lacks counts 0 there),
+    the region where the pair differs (first to last differing position) and the sums over the
+    region and over the words after it (spill-over)."""
+    cols = []
+    for gi, bi, differs in align_words(good, bad):
+        sg = -good[gi]["logprob"] if gi is not None else 0.0
+        sb = -bad[bi]["logprob"] if bi is not None else 0.0
+        cols.append({"good": good[gi]["word"] if gi is not None else "", "bad": bad[bi]["word"] if bi is not None else "",
+                     "differs": differs, "delta": sb - sg})
+    diff_at = [k for k, c in enumerate(cols) if c["differs"]]
+    if not diff_at:
+        return {"columns": cols, "region": None, "region_delta": 0.0, "after_delta": 0.0}
+    lo, hi = diff_at[0], diff_at[-1]
+    return {"columns": cols, "region": [lo, hi], "region_delta": sum((c["delta"] for c in cols[lo:hi + 1]), 0.0),
+            "after_delta": sum((c["delta"] for c in cols[hi + 1:]), 0.0)}
+
+
+def _label(c: dict, side: str) -> str:
+    """An aligned position's word on one side (the other side's when this one has none)."""
+    other = "good" if side == "bad" else "bad"
+    return c[side] or c[other]
+
+
+# ------------------------------------------------------------------------------------------ headline
+def headline(kind: str, scores: list[MethodScore], words: dict | None, unit: str = "bits") -> dict | None:
+    """{method, name, verdict, margin (nats, good − bad), text, where}: the headline method's
+    verdict in words, with the word where the surprisal differs most. None when it did not run."""
+    method = HEADLINE_METHOD.get(kind, "lp")
+    mine = [s for s in scores if s.method == method]
+    if not mine:
+        return None
+    s = mine[0]
+    name = all_methods()[method].name
+    margin = float(s.score_good - s.score_bad)
+    where = None
+    if words and words.get("good") and words.get("bad"):
+        strip = difference_strip(words["good"], words["bad"])
+        if strip["region"] is not None:
+            lo, hi = strip["region"]
+            sign = 1 if s.verdict != "bad" else -1  # the word that most favours the verdict
+            best = max(strip["columns"][lo:hi + 1] + strip["columns"][hi + 1:], key=lambda c: sign * c["delta"])
+            where = _label(best, "bad" if s.verdict == "good" else "good")  # the sentence the verdict is against
+    head = {"method": method, "name": name, "verdict": s.verdict, "margin": margin, "where": where}
+    return dict(head, margin_unit=unit, margin_in_unit=to_unit(margin, unit), text=headline_text(head, unit))
+
+
+def headline_text(head: dict, unit: str = "bits") -> str:
+    """The headline in words, its margin in `unit`."""
+    if head["verdict"] == "tie":
+        return f"{head['name']} cannot tell the two sentences apart: they are equally probable."
+    text = f"{head['name']} prefers {VERDICT_WORDS[head['verdict']]} by {abs(to_unit(head['margin'], unit)):.1f} {unit}"
+    return text + (f"; most of the difference is at “{head['where']}”." if head.get("where") else ".")
+
+
+def warnings(good: str, bad: str, len_good: int, len_bad: int, languages, language: str) -> list[str]:
+    """Plain warnings about a pair whose verdict means little."""
+    out = []
+    if good.strip() == bad.strip():
+        out.append("The two sentences are identical: every method can only tie, and no verdict means anything.")
+    gap = abs(len_good - len_bad)
+    if gap >= LENGTH_WARNING_TOKENS:
+        longer = "acceptable" if len_good > len_bad else "unacceptable"
+        out.append(f"The {longer} sentence is {gap} tokens longer ({len_good} vs {len_bad}): LP and the other sums "
+                   "favour shorter strings, so compare with MeanLP, PenLP or SLOR.")
+    if languages and language not in languages:
+        lang = "Chinese" if language == "zh" else "English"
+        out.append(f"This pair looks {lang}, a language this model was not made for ({', '.join(languages)}): "
+                   "expect poor judgments.")
+    return out
