@@ -160,7 +160,7 @@ def test_explorer_and_one_click_to_the_probe(page):
     page.wait_for_selector("#explore-phenomenon .js-plotly-plot")
     page.wait_for_function("() => document.querySelector('#explore-phenomenon')?.textContent.includes('Humans (published')")
     legend = page.text_content("#explore-phenomenon .legend")
-    assert "Humans (published: Warstadt et al. 2020)" in legend and "lp" in legend
+    assert "Humans (published: Warstadt et al. 2020)" in legend and "LP" in legend
     assert page.locator("#explore-phenomenon .scatterlayer .point").count() >= 12  # the human baseline, 12 phenomena
     assert page.locator("#explore-phenomenon .barlayer .point").count() >= 2  # this run's bars
     assert "toy-model" in page.inner_text("#explore-status")

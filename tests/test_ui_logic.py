@@ -406,10 +406,10 @@ def test_explore_render_with_results(app_state):
     status, overall, phen, length, para_phen, para, ens_tbl, ens_fig, ab_fig, ab_tbl, shuffle, attract, findings, \
         wrong_note, wrong, wrong_state = out
     assert "8 pairs in 3 paradigms" in status
-    assert set(overall.Method) >= {"lp", "in_template_lp", "human judgment"}
+    assert set(overall.Method) >= {"LP", "In-template LP", "human judgment"}  # the names every tab shows
     assert any(str(s).startswith("Ide et al. 2025") for s in overall.Source)
     names = [t.name for t in phen.data]
-    assert "lp" in names and any(n.startswith("Humans (published") for n in names)
+    assert "LP" in names and any(n.startswith("Humans (published") for n in names)
     assert "r = " in length.data[0].name
     assert set(para_phen["choices"]) >= {("all", "all"), ("island_effects", "island_effects")} or \
         "island_effects" in str(para_phen["choices"])
@@ -417,12 +417,12 @@ def test_explore_render_with_results(app_state):
     assert len(wrong) == 3 and set(wrong.Pair) == {"1", "3"}
     assert "Click a row" in wrong_note
     mean = explore.render("blimp", TOY, ["in_template_lp"], "mean", True, "island_effects", "in_template_lp")
-    assert [t.name for t in mean[2].data][0] == "in_template_lp [mean]"
+    assert [t.name for t in mean[2].data][0] == "In-template LP [mean]"
     both = explore.render("blimp", DEFAULT_MODEL, ["lp"], "best", False, "all", "lp", [TOY])
-    assert {t.name for t in both[2].data} >= {f"lp · {DEFAULT_MODEL}", f"lp · {TOY}"}
+    assert {t.name for t in both[2].data} >= {f"LP · {DEFAULT_MODEL}", f"LP · {TOY}"}
     assert set(both[1].Model) >= {DEFAULT_MODEL, TOY}
     t2 = explore.render("blimp", TOY, ["in_template_lp", "lp"], "2", False, "all", "in_template_lp")
-    assert {t.name for t in t2[2].data} >= {"in_template_lp [2]", "lp"}
+    assert {t.name for t in t2[2].data} >= {"In-template LP [2]", "LP"}
 
 
 def test_explore_filters_and_evil_names(app_state):
@@ -440,7 +440,7 @@ def test_explore_published_only(tmp_path):
     state.set_state(st)
     try:
         m, methods, wrong, also = explore.update_filters("blimp", None, None, None)
-        assert m["value"] is None and "lp" in methods["choices"] and wrong["choices"] == []
+        assert m["value"] is None and ("LP", "lp") in methods["choices"] and wrong["choices"] == []
         out = explore.render("blimp", None, None, "best", False, "all", None)
         assert "No precomputed results for <b>BLIMP</b> yet" in out[0]
         assert [t.name for t in out[2].data] == ["Humans (published: Warstadt et al. 2020)"]

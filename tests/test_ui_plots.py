@@ -123,7 +123,7 @@ def test_phenomenon_figure_labels_published_sources():
     pub = pd.DataFrame({"model": "human", "method": "human", "phenomenon": ["binding", "ellipsis", "quantifiers"],
                         "accuracy": [87.0, 85.0, 86.6], "source": "Warstadt et al. 2020, BLiMP repo"})
     fig = plots.phenomenon_figure(ours, pub, "t")
-    assert [t.name for t in fig.data] == ["lp", "Humans (published: Warstadt et al. 2020)"]
+    assert [t.name for t in fig.data] == ["LP", "Humans (published: Warstadt et al. 2020)"]
     assert list(fig.data[0].y) == ["binding", "ellipsis", "quantifiers"]
     assert pd.isna(fig.data[0].x[2]) and fig.data[1].x[2] == pytest.approx(86.6)
     only_pub = plots.phenomenon_figure(pd.DataFrame(), pub)

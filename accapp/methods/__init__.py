@@ -37,6 +37,12 @@ def plain(method_id: str) -> dict:
     return _plain().get(method_id, {"plain": "", "unit": "log", "rule": "one judgment"})
 
 
+def display_name(method_id: str) -> str:
+    """A method's name as every tab shows it ("LP", "In-template LP"); an unknown id as it is."""
+    m = all_methods().get(method_id)
+    return m.name if m else str(method_id)
+
+
 def method_ids(kind: str | None = None) -> list[str]:
     return [i for i, m in all_methods().items() if kind is None or m.kind == kind]
 

@@ -6,7 +6,7 @@ import html
 
 import gradio as gr
 
-from accapp.methods import all_methods
+from accapp.methods import all_methods, plain
 from accapp.models import registry
 from accapp.prompts import template_set
 from accapp.runner.datasets import ASSETS
@@ -37,11 +37,35 @@ def md(text) -> str:
     return s.replace("\n", " ⏎ ")
 
 
+PROBE_RULES = """### How the Probe tab reaches one answer
+
+- **The headline** is LP's verdict (PLL-word-l2r for a masked LM): the benchmark standard, with its
+  margin in bits or nats and the word where the surprisal of the two sentences differs most.
+- **One vote per method.** A method with several templates or answer orders is combined by its own
+  rule (the column above): a template asked in both answer orders (A/B prompting) votes only when
+  both orders pick the same sentence, so a model that always answers "A" casts no vote; then the
+  majority of the method's templates, a split being no vote. Ensembles are votes of other
+  judgments and are not counted again.
+- **Unreliable for this model.** From this project's precomputed run on the benchmark in the
+  pair's language (BLiMP for English, CLiMP for Chinese), with one vote per pair as above and a
+  pair without a vote counted half right: a method whose accuracy is not above 50 % with 95 %
+  confidence (Wilson interval), or that gives one answer to 95 % or more of its prompts, is shown
+  with the reason and does not vote. A method with no run votes.
+- **Words.** Words are the project's own (one character a word for Chinese). A word's surprisal
+  is its probability with the leading-space correction of Pimentel & Meister (2024), for
+  tokenizers that put the space at the start of a token: the sum of its tokens' log-probabilities,
+  plus the log-probability that the next token starts a new word, minus the same before the word.
+  The plain sum of the tokens is one switch away.
+"""
+
+
 def methods_md() -> str:
-    rows = ["| Method | id | Family | Formula | Source |", "|---|---|---|---|---|"]
+    rows = ["| Method | In plain words | id | Family | Formula | One vote in the probe | Source |",
+            "|---|---|---|---|---|---|---|"]
     for m in all_methods().values():
-        d = m.describe()
-        rows.append(f"| {md(d['name'])} | `{d['id']}` | {md(d['family'])} | {md(d['formula'])} | {md(d['source'])} |")
+        d, p = m.describe(), plain(m.id)
+        rows.append(f"| {md(d['name'])} | {md(p['plain'])} | `{d['id']}` | {md(d['family'])} | {md(d['formula'])} | "
+                    f"{md(p['rule'])} | {md(d['source'])} |")
     return "\n".join(rows)
 
 
@@ -106,6 +130,7 @@ def build() -> None:
         gr.Markdown("A pair is judged right when score(good) > score(bad), strictly; ties count as wrong and are "
                     "shown. Overall accuracy is the mean over paradigms; a phenomenon's accuracy is the mean over "
                     "its pairs.")
+        gr.Markdown(PROBE_RULES, elem_id="about-probe-rules")
     with gr.Accordion("Templates and prompts", open=False):
         gr.Markdown(templates_md(), elem_id="about-templates")
     with gr.Accordion("Models and licenses", open=True):

@@ -16,6 +16,7 @@ import pandas as pd
 
 from accapp import analysis as A
 from accapp.errors import UserError
+from accapp.methods import display_name
 from accapp.models import registry
 from accapp.ui import plots
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
@@ -115,8 +116,8 @@ def update_filters(bench, model, methods, wrong_method, also=None):
     wrong_method = wrong_method if wrong_method in wrong_choices else (methods[0] if methods and model else None)
     others = [m for m in models if m != model]
     return (gr.update(choices=[(model_label(m), m) for m in models], value=model),
-            gr.update(choices=present, value=methods),
-            gr.update(choices=wrong_choices, value=wrong_method),
+            gr.update(choices=[(display_name(m), m) for m in present], value=methods),
+            gr.update(choices=[(display_name(m), m) for m in wrong_choices], value=wrong_method),
             gr.update(choices=[(model_label(m), m) for m in others], value=[m for m in (also or []) if m in others]))
 
 
@@ -175,7 +176,7 @@ def overall_table(store, bench, model, methods, template, also=()) -> pd.DataFra
             m = str(ours.model.iloc[0]) if len(ours) else model
             finished = store.manifest(m, bench).get("finished", "")
             src = "this project" + (f", run finished {finished[:10]}" if finished else "")
-            parts.append(pd.DataFrame({"Model": m, "Method": ours.method, "Template": ours.template,
+            parts.append(pd.DataFrame({"Model": m, "Method": ours.method.map(display_name), "Template": ours.template,
                                        "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs, "Source": src}))
     if bench == "blimp":
         hum = A.published_human(store, "overall")
@@ -185,7 +186,7 @@ def overall_table(store, bench, model, methods, template, also=()) -> pd.DataFra
     pub = A.published_ide_accuracy(store, bench)
     if not pub.empty and methods:
         pub = pub[pub.method.isin(methods) & pub.template.isin(["-", "mean", "max"])]
-        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method, "Template": pub.template,
+        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method.map(display_name), "Template": pub.template,
                                    "Accuracy (%)": pub.accuracy.round(1), "Pairs": None, "Source": pub.source}))
     parts = [p for p in parts if not p.empty]
     if not parts:
@@ -223,7 +224,7 @@ def length_view(store, bench, model, methods, template):
     if not model:
         if pub.empty:
             return plots.empty_figure("No results yet.")
-        txt = "; ".join(f"{m}: r = {r:+.3f}" for m, r in zip(pub.method, pub.point_biserial_r))
+        txt = "; ".join(f"{display_name(m)}: r = {r:+.3f}" for m, r in zip(pub.method, pub.point_biserial_r))
         return plots.empty_figure(f"No results yet. Published ({plots.short_source(pub.source.iloc[0])}, Table 4): {txt}")
     by_len = by_template(A.accuracy_by_length, store, model, bench, methods, template, ["len_diff", "label"], clip=4)
     bias = by_template(A.length_bias, store, model, bench, methods, template, [])
@@ -371,8 +372,9 @@ def render(bench, model, methods, template, show_models, para_phen, wrong_method
     wrong = _safe("Wrong pairs", lambda: wrong_pairs(store, bench, model, wrong_method, template),
                   lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
     n = len(wrong)
+    shown = display_name(wrong_method) if wrong_method else ""
     wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not model else
-                  note(f"{n}{'+' if n >= WRONG_LIMIT else ''} pair judgments that <b>{esc(wrong_method or '')}</b> gets wrong "
+                  note(f"{n}{'+' if n >= WRONG_LIMIT else ''} pair judgments that <b>{esc(shown)}</b> gets wrong "
                        "(or ties). <b>Click a row</b> to open the pair in the probe.", "info"))
     return (status, overall, phen, length, gr.update(choices=phen_choices, value=para_phen), para, ens_tbl, ens_fig,
             ab_fig, ab_tbl, shuffle, attract, findings_html(store, bench), wrong_note, wrong, wrong)

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from accapp.methods import display_name
 from accapp.ui.common import esc
 
 LN2 = math.log(2.0)
@@ -274,7 +275,7 @@ def pll_figure(details: dict, unit: str = "bits", labels: tuple[str, str] = ("Go
 # ---------------------------------------------------------------------------- explorer figures
 def _method_label(row) -> str:
     t = str(row.get("template", "-"))
-    return esc(row["method"]) + ("" if t in ("-", "", "None") else f" [{esc(t)}]")
+    return esc(display_name(row["method"])) + ("" if t in ("-", "", "None") else f" [{esc(t)}]")
 
 
 def phenomenon_figure(ours: pd.DataFrame, published: pd.DataFrame | None = None, title: str = "") -> go.Figure:

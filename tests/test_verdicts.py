@@ -1,0 +1,122 @@
+"""The probe's one answer (accapp.service.verdicts) and the reliability flags (accapp.service.reliability):
+pure functions on hand-made judgments, and the flags recomputed independently from the shipped run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from accapp.methods.base import Answers, MethodScore
+from accapp.service import reliability, verdicts
+from accapp.store import Store
+
+LN2 = math.log(2)
+
+
+def ab(template, good_a, good_b):
+    """A/B prompting's two answer orders of one template: score = log p(letter of each sentence)."""
+    return [MethodScore("ab_prompting", template, *good_a, "good=A", Answers(letter="A")),
+            MethodScore("ab_prompting", template, *good_b, "good=B", Answers(letter="A"))]
+
+
+def test_a_method_votes_by_its_own_rule():
+    # both orders answered "A": the first order says good, the second bad -> no vote
+    assert verdicts.method_vote(ab("1", (-0.4, -1.1), (-1.1, -0.4))) == "none"
+    # both orders pick the good sentence -> a vote for it
+    assert verdicts.method_vote(ab("1", (-0.4, -1.1), (-0.3, -1.3))) == "good"
+    # five templates: 3 good, 2 bad -> good; 2 good, 2 bad, 1 tie -> no vote
+    five = [MethodScore("in_template_lp", str(i), g, b) for i, (g, b) in enumerate([(1, 0), (1, 0), (1, 0), (0, 1), (0, 1)])]
+    assert verdicts.method_vote(five) == "good"
+    split = five[1:] + [MethodScore("in_template_lp", "5", 0.5, 0.5)]
+    assert verdicts.method_vote(split) == "none"
+    assert verdicts.method_vote([MethodScore("lp", "-", -60.0, -56.0)]) == "bad"
+
+
+def test_family_agreement_leaves_out_ensembles_and_unreliable_methods():
+    scores = [MethodScore("lp", "-", -56.4, -59.9), MethodScore("mean_lp", "-", -8.06, -7.50),
+              *ab("1", (-0.4, -1.1), (-1.1, -0.4)), MethodScore("yes_no_prob_comp", "1", 0.48, 0.49),
+              MethodScore("ens_mix_p3", "-", 0.0, 1.0, answers=Answers(p_votes=0, l_votes=5))]
+    flags = {"yes_no_prob_comp": reliability.Reliability("yes_no_prob_comp", "blimp", 100, 50.0, 40.0, 60.0)}
+    votes = verdicts.method_votes(scores, flags)
+    assert [v["method"] for v in votes] == ["lp", "mean_lp", "ab_prompting", "yes_no_prob_comp"]
+    by = {v["method"]: v for v in votes}
+    assert by["ab_prompting"]["vote"] == "none" and by["ab_prompting"]["judgments"] == 2
+    assert by["yes_no_prob_comp"]["reliable"] is False and "includes chance" in by["yes_no_prob_comp"]["unreliable_reason"]
+    assert by["lp"]["reliable"] is None  # no run to judge it by: it votes
+    fams = {f["family"]: f for f in verdicts.family_agreement(votes)}
+    assert fams["sentence probability"] == {"family": "sentence probability", "good": 1, "bad": 1, "none": 0,
+                                            "not_voting": 0, "methods": 2}
+    assert fams["prompting"]["none"] == 1 and fams["prompting"]["not_voting"] == 1
+    assert verdicts.overall(list(fams.values())) == {"good": 1, "bad": 1, "none": 1, "not_voting": 1, "verdict": "tie"}
+
+
+def words(*pairs):
+    return [{"word": w, "logprob": lp} for w, lp in pairs]
+
+
+def test_headline_and_difference_strip_by_hand():
+    good = words(("These", -10.0), ("casseroles", -14.0), ("disgust", -15.0), ("Kayla", -15.0), (".", -1.0))
+    bad = words(("These", -10.0), ("casseroles", -14.0), ("disgusts", -19.0), ("Kayla", -14.0), (".", -1.5))
+    strip = verdicts.difference_strip(good, bad)
+    assert strip["region"] == [2, 2] and strip["region_delta"] == pytest.approx(4.0)
+    assert strip["after_delta"] == pytest.approx(-1.0 + 0.5)  # Kayla -1 nat, "." +0.5
+    head = verdicts.headline("causal", [MethodScore("lp", "-", -55.0, -58.5)], {"good": good, "bad": bad}, "bits")
+    assert head["verdict"] == "good" and head["margin"] == pytest.approx(3.5)
+    assert head["text"] == f"LP prefers the acceptable sentence by {3.5 / LN2:.1f} bits; most of the difference is at “disgusts”."
+    assert verdicts.headline_text(head, "nats").startswith("LP prefers the acceptable sentence by 3.5 nats")
+    tie = verdicts.headline("causal", [MethodScore("lp", "-", -5.0, -5.0)], None)
+    assert tie["verdict"] == "tie" and "cannot tell" in tie["text"]
+    assert verdicts.headline("masked", [MethodScore("pll_word_l2r", "-", -9.0, -7.0)], None)["text"].startswith(
+        "PLL-word-l2r prefers the unacceptable sentence by")
+    assert verdicts.headline("causal", [MethodScore("mean_lp", "-", 1, 0)], None) is None  # LP not run
+
+
+def test_warnings():
+    same = verdicts.warnings("The dogs bark.", "The dogs bark.", 4, 4, ["en"], "en")
+    assert len(same) == 1 and "identical" in same[0]
+    gap = verdicts.warnings("The dogs that I saw bark.", "Dogs bark.", 8, 3, ["en"], "en")
+    assert len(gap) == 1 and "acceptable sentence is 5 tokens longer" in gap[0]
+    lang = verdicts.warnings("他走了。", "走了他。", 4, 4, ["en"], "zh")
+    assert len(lang) == 1 and "looks Chinese" in lang[0]
+    assert verdicts.warnings("The dogs bark.", "The dogs barks.", 4, 5, ["en"], "en") == []
+
+
+def test_wilson_interval_matches_scipy():
+    for k, n in [(37, 80), (0, 12), (6700, 6700), (5226, 6700)]:
+        ci = binomtest(k, n).proportion_ci(0.95, method="wilson")
+        assert reliability.wilson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return Store()  # the shipped precomputed results
+
+
+def test_reliability_from_the_shipped_run(shipped):
+    """The flags, against an independent pandas computation over the raw rows."""
+    flags = reliability.compute(shipped, "smollm2-135m-instruct", "blimp")
+    rows = shipped.rows("smollm2-135m-instruct", "blimp", ["ab_prompting", "lp", "meta_question_simple"])
+    for method in ("ab_prompting", "lp", "meta_question_simple"):
+        r = rows[rows.method == method]
+        tmpl = r.groupby(["paradigm", "pair_id", "template"]).apply(
+            lambda g: 1 if ((g.correct == 1) & ~g.tie).all() else -1 if ((g.correct == 0) & ~g.tie).all() else 0,
+            include_groups=False)
+        per_pair = tmpl.groupby(level=[0, 1]).sum()
+        expected = 100 * float(np.mean(np.where(per_pair > 0, 1.0, np.where(per_pair == 0, 0.5, 0.0))))
+        assert flags[method].accuracy == pytest.approx(expected, abs=1e-9) and flags[method].pairs == len(per_pair)
+    assert flags["lp"].reliable and flags["lp"].top_answer is None
+    a = rows[rows.method == "ab_prompting"]
+    assert flags["ab_prompting"].top_answer == "A"
+    assert flags["ab_prompting"].top_share == pytest.approx(100 * (a.prediction == "A").mean())
+    assert not flags["ab_prompting"].reliable and "answers A to 99.9 %" in flags["ab_prompting"].reason
+    m = rows[rows.method == "meta_question_simple"].prediction.str.extractall(r"(?:good|bad):(\w+)")[0]
+    assert flags["meta_question_simple"].top_answer == "No"
+    assert flags["meta_question_simple"].top_share == pytest.approx(100 * (m == "No").mean())
+    assert reliability.compute(shipped, "no-such-model", "blimp") == {}
+    cache = reliability.ReliabilityCache(size=1)
+    assert cache.get(shipped, "gemma3-270m", "climp")["ab_prompting"].top_share == pytest.approx(100.0)
+    cache.get(shipped, "gemma3-270m", "blimp")
+    assert len(cache._items) == 1  # bounded
