@@ -1,0 +1,54 @@
+"""Can a registry model load here? Embedded models always; hub models when their files are in the
+local Hugging Face cache, or when the hub can be reached (checked once per process)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from functools import lru_cache
+
+HUB_HOST = ("huggingface.co", 443)
+HUB_CHECK_SECONDS = 2.0  # the most a model list waits to learn that the hub is unreachable
+
+
+@lru_cache(maxsize=1)
+def hub_reachable() -> bool:
+    """True when a TCP connection to the hub opens within HUB_CHECK_SECONDS (DNS included);
+    False at once under HF_HUB_OFFLINE=1."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("1", "true", "True", "YES", "yes"):
+        return False
+    ok: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection(HUB_HOST, timeout=HUB_CHECK_SECONDS).close()
+            ok.append(True)
+        except OSError:
+            ok.append(False)
+
+    t = threading.Thread(target=probe, daemon=True)
+    t.start()
+    t.join(HUB_CHECK_SECONDS)
+    return bool(ok and ok[0])
+
+
+def in_hub_cache(hub_id: str) -> bool:
+    """The model's config is in the local Hugging Face cache (a download happened before)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(hub_id, "config.json"), str)
+    except Exception:  # noqa: BLE001 - an unreadable cache counts as empty
+        return False
+
+
+def availability(spec) -> tuple[bool, str]:
+    """(loads here, why in words) for a ModelSpec."""
+    if spec.embedded:
+        return True, "offline"
+    if in_hub_cache(spec.hub_id):
+        return True, "downloaded from the Hugging Face hub"
+    if hub_reachable():
+        return True, "downloads from the Hugging Face hub on first use"
+    return False, "cannot load here: not downloaded, and the Hugging Face hub is unreachable"
