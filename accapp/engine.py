@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
-from accapp.scoring.api import Pair, SeqResult
+from accapp.scoring.api import BoundaryRequest, Pair, SeqResult
+from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 IN_TEMPLATE_SCOPES = ("whole", "sentence")  # in-template readout over the whole string or the sentence only
@@ -28,6 +29,11 @@ def check_scope(in_template_scope: str) -> str:
     if in_template_scope not in IN_TEMPLATE_SCOPES:
         raise UserError(f"in_template_scope must be one of {', '.join(IN_TEMPLATE_SCOPES)}.")
     return in_template_scope
+
+
+def word_rule(kind: str) -> str:
+    """Which word log-probability Engine.word_scores gives for a model kind ("causal", "masked")."""
+    return WORD_RULE_SUM if kind == "masked" else WORD_RULE_CORRECTED
 
 
 def detect_language(*texts: str) -> str:
@@ -142,6 +148,32 @@ class Engine:
         requests = {r: None for t in texts for r in self.scorer.token_requests(t)}
         results = self.scorer.execute(list(requests))
         return [token_view(results[self.scorer.token_requests(t)[0]]) for t in texts]
+
+    @property
+    def word_rule(self) -> str:
+        """The rule word_scores' ``logprob`` follows for this model (see word_rule())."""
+        return word_rule(self.kind)
+
+    def word_scores(self, texts: list[str]) -> dict[str, list[dict]]:
+        """Per sentence (checked like a pair's, keyed by the string as given, offsets into the
+        checked one): one record per word (accapp/scoring/word_prob.py). A causal LM: the word
+        probability with the leading-space correction (Pimentel & Meister 2024) as ``logprob``,
+        the plain token sum as ``logprob_sum``; a masked LM: the PLL-word-l2r sum for both,
+        ``correction_applies`` False. Token log-probs are token_scores' own."""
+        checked = {t: self.check_sentence(t) for t in texts}
+        requests = {r: None for c in checked.values() for r in self.scorer.token_requests(c)}
+        if self.kind != "masked":
+            requests.update({BoundaryRequest(c): None for c in checked.values()})
+        results = self.scorer.execute(list(requests))
+        out = {}
+        for t, c in checked.items():
+            res = results[self.scorer.token_requests(c)[0]]
+            if self.kind == "masked":
+                out[t] = sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
+                                           logprob_sum=w.logprob["word_l2r"]) for w in res.words])
+            else:
+                out[t] = word_records(c, res.offsets, res.logprobs, results[BoundaryRequest(c)])
+        return out
 
     def score_pair(self, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
         self.resolve(methods)  # bad method ids fail before any work

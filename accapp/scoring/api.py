@@ -7,6 +7,7 @@ Every scorer answers `execute(requests) -> {request: result}`:
 - SeqRequest  -> SeqResult   (causal LMs: log p of every token of a string)
 - NextRequest -> np.ndarray  (causal LMs: log p of each answer written right after a prompt)
 - PLLRequest  -> SentencePLL (masked LMs: pseudo-log-likelihood under one PLL variant)
+- BoundaryRequest -> np.ndarray (causal LMs: log P(next token begins a word) after each token)
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ class PLLRequest:
 
     text: str
     variant: str
+
+
+@dataclass(frozen=True)
+class BoundaryRequest:
+    """log P(the next token begins a new word | start token + the sentence's first k tokens)
+    for k = 0..n (n tokens of the sentence, tokenized as a SeqRequest((text,)) is): an array
+    of n + 1 values, k = 0 defined as 0.0. Which tokens begin a word: accapp/scoring/boundary.py;
+    what the values are for: accapp/scoring/word_prob.py (Pimentel & Meister 2024)."""
+
+    text: str
 
 
 @dataclass

@@ -12,6 +12,8 @@ always taken in float32, as logits minus logsumexp (see logsoftmax.py).
 
 `execute(requests)` answers the engine (accapp.scoring.api): SeqRequests and NextRequests are
 tokenized, turned into sequences with their shareable prefix lengths, and scored in one call.
+BoundaryRequests (the word-probability correction, accapp/scoring/word_prob.py) take a plain
+forward pass of their own with a full-vocabulary log-softmax (see boundary_logprobs).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import torch
 from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
-from accapp.scoring.api import NextRequest, SeqRequest, SeqResult
+from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult
+from accapp.scoring.boundary import boundary_masks, context_kinds
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.tokens import common_prefix_len
@@ -122,6 +125,7 @@ class CausalScorer:
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}
+        self._boundary: dict | None = None  # the word-boundary masks, built on first use
 
     # ---- tokenization -------------------------------------------------------------
     def encode(self, text: str) -> Encoded:
@@ -414,6 +418,51 @@ class CausalScorer:
                     results[i] = lps[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
 
+    # ---- word boundaries (accapp/scoring/boundary.py) ------------------------------------
+    def boundary_masks(self) -> dict[str, torch.Tensor]:
+        """B, the vocabulary items that begin a new word, one CPU bool mask per kind of last
+        character (boundary.boundary_masks); built once per scorer (about 1 s for SmolLM2's
+        49k-token vocabulary, 1.5 s for Gemma's 262k)."""
+        if self._boundary is None:
+            masks = boundary_masks(self.tokenizer, self._vocab)
+            self._boundary = {k: torch.from_numpy(m) for k, m in masks.items()}
+        return self._boundary
+
+    @torch.inference_mode()
+    def boundary_logprobs(self, texts: list[str]) -> list[np.ndarray]:
+        """Per text, log P(next token begins a new word | start token + first k tokens), k = 0..n
+        (float64; 0.0 where every token begins a word: k = 0, or after whitespace, punctuation,
+        a symbol or a CJK character). One plain right-padded forward pass per batch of texts
+        (no prefix sharing, no packing: the probe asks for two sentences), the logits in
+        float32 (soft-capped as the model does), each log P(B) as -log(1 + P(not B)/P(B))
+        from the two logsumexps, so a P(B) near 1 keeps its precision."""
+        masks = self.boundary_masks()
+        out: list[np.ndarray] = []
+        for i in range(0, len(texts), self.batch_size):
+            chunk = texts[i : i + self.batch_size]
+            encs = [self.encode(t) for t in chunk]
+            seqs = [self.with_start(e.ids) for e in encs]
+            width = max(len(q) for q in seqs)
+            ids = torch.tensor([list(q) + [self.start_id] * (width - len(q)) for q in seqs])
+            hidden = self._decoder(input_ids=ids.to(self.device), use_cache=False).last_hidden_state
+            for b, (text, enc, seq) in enumerate(zip(chunk, encs, seqs)):
+                kinds = context_kinds(text, enc.offsets)
+                shift = len(seq) - len(enc.ids)  # 1: the start token was added
+                vals = np.zeros(len(kinds), dtype=np.float64)
+                for kind in sorted({k for k in kinds if k}):
+                    ks = [k for k, kk in enumerate(kinds) if kk == kind]
+                    rows = torch.tensor([k + shift - 1 for k in ks], device=hidden.device)
+                    logits = self._project(hidden[b, rows], 0, self._vocab).float()
+                    if self._softcap:
+                        logits = torch.tanh(logits / self._softcap) * self._softcap
+                    mask = masks[kind].to(logits.device)
+                    inside = torch.logsumexp(logits[:, mask], dim=-1).double().cpu().numpy()
+                    outside = (torch.logsumexp(logits[:, ~mask], dim=-1).double().cpu().numpy()
+                               if not bool(mask.all()) else np.full(len(ks), -np.inf))
+                    vals[ks] = -np.logaddexp(0.0, outside - inside)
+                out.append(vals)
+        return out
+
     # ---- the engine's contract (accapp.scoring.api) ------------------------------------
     def n_tokens(self, text: str) -> int:
         return len(self.encode(text).ids)
@@ -467,11 +516,13 @@ class CausalScorer:
         return len(self.with_start(b[: common_prefix_len(a, b)]))
 
     def execute(self, requests) -> dict:
-        """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest."""
+        """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest,
+        word-boundary log-probs (np.ndarray, boundary_logprobs) for every BoundaryRequest."""
         seq_reqs = [r for r in requests if isinstance(r, SeqRequest)]
         next_reqs = [r for r in requests if isinstance(r, NextRequest)]
-        if len(seq_reqs) + len(next_reqs) < len(requests):
-            raise ValueError("a causal LM answers SeqRequest and NextRequest only (PLL needs a masked LM)")
+        bnd_reqs = [r for r in requests if isinstance(r, BoundaryRequest)]
+        if len(seq_reqs) + len(next_reqs) + len(bnd_reqs) < len(requests):
+            raise ValueError("a causal LM answers SeqRequest, NextRequest and BoundaryRequest only (PLL needs a masked LM)")
         out: dict = {}
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
@@ -502,4 +553,6 @@ class CausalScorer:
             out[r] = np.asarray(v)
         for r, v in zip(simple, lps[n_seq:]):
             out[r] = v.astype(np.float64)
+        if bnd_reqs:
+            out.update(zip(bnd_reqs, self.boundary_logprobs([r.text for r in bnd_reqs])))
         return out

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from accapp.scoring.api import NextRequest, SeqRequest, SeqResult
+from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult
+from accapp.scoring.boundary import context_kinds
 from accapp.scoring.causal import CausalScorer
 
 
@@ -38,6 +39,18 @@ class NaiveScorer(CausalScorer):
                     logp = self._full_logprobs(seq)
                     vals.append(sum(logp[i - 1, seq[i]].item() for i in range(len(context), len(seq))))
                 out[r] = np.asarray(vals, dtype=np.float64)
+            elif isinstance(r, BoundaryRequest):
+                # log P(B) = logsumexp of the float64 log-probs of B's tokens, row by row.
+                enc = self.encode(r.text)
+                seq = list(self.with_start(enc.ids))
+                logp = self._full_logprobs(seq)
+                shift = len(seq) - len(enc.ids)
+                kinds = context_kinds(r.text, enc.offsets)
+                vals = np.zeros(len(kinds), dtype=np.float64)
+                for k, kind in enumerate(kinds):
+                    if kind:
+                        vals[k] = torch.logsumexp(logp[k + shift - 1][self.boundary_masks()[kind]], 0).item()
+                out[r] = vals
             else:
                 raise ValueError(f"the naive causal scorer cannot answer {type(r).__name__}")
         return out
