@@ -31,10 +31,14 @@ by the caller):
   (a piece like '."' in some SentencePiece vocabularies) belongs to the word it shares the
   most characters with, the leftmost on a tie; words stay the same for every model, and a
   word may then own no token (it is kept, with an empty token list).
-- A token that overlaps no word (a lone whitespace marker such as "Ġ" or "▁", or an empty
-  offset) belongs to the word of the next token that has one (it marks that word's start),
-  else to the previous one's. Several tokens covering one character (byte pieces of a
-  Chinese character in a byte-level BPE) all belong to that character's word.
+- A token with an empty span right after a word's last character, where the token before it
+  ends (a byte piece that finishes a character: the scorer gives the 2nd and 3rd byte pieces
+  of a Chinese character in a byte-level BPE an empty span at the character's end), belongs to
+  that word.
+- Any other token that overlaps no word (a lone whitespace marker such as "Ġ" or "▁", or an
+  empty offset) belongs to the word of the next token that has one (it marks that word's
+  start), else to the previous one's. Several tokens covering one character all belong to
+  that character's word.
 """
 
 from __future__ import annotations
@@ -144,6 +148,10 @@ def assign_words(offsets, spans) -> list[int]:
     n = len(direct)
     for t in range(n):
         w = direct[t]
+        a, b = offsets[t]
+        if w is None and a == b and t > 0 and out[t - 1] >= 0 and offsets[t - 1][1] == a \
+                and spans[out[t - 1]][0] < a <= spans[out[t - 1]][1]:
+            w = out[t - 1]  # an empty piece right after its word's last character: a byte that finishes it
         if w is None:
             nxt = next((direct[u] for u in range(t + 1, n) if direct[u] is not None), None)
             if nxt is None:

@@ -6,7 +6,6 @@ fixture (so it has a run with wrong pairs to click) beside the shipped published
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -80,9 +79,14 @@ def compare(page, good, bad, quick=False):
         page.wait_for_function("() => document.querySelectorAll('#probe-methods input:checked').length === 3")
     before = page.inner_text("#probe-summary")
     page.click("#probe-run")
+    wait_done(page, before)
+
+
+def wait_done(page, before=""):
+    """Until the probe has finished every stage: a new answer on top and nothing pending."""
     page.wait_for_function(
-        "([sel, before]) => { const e = document.querySelector(sel); return e && e.querySelector('.acc-verdict') "
-        "&& e.innerText !== before; }", arg=["#probe-summary", before])
+        "([before]) => { const e = document.querySelector('#probe-summary'); return e && e.querySelector('.acc-verdict') "
+        "&& e.innerText !== before && !document.querySelector('#probe-status .acc-pending'); }", arg=[before])
 
 
 def upload(page, elem, path, tries=3):
@@ -105,15 +109,21 @@ def upload(page, elem, path, tries=3):
 def test_probe_casserole_pair(page):
     compare(page, GOOD, BAD)
     summary = page.inner_text("#probe-summary")
-    assert GOOD in summary and BAD in summary and re.search(r"of \d+\.", summary)
+    assert GOOD in summary and BAD in summary
+    assert "LP prefers the acceptable sentence by 5.1 bits; most of the difference is at “disgusts”." in summary
+    assert "One vote per method" in summary
+    page.get_by_text("Every judgment: each template and answer order").click()
     rows = table_rows(page, "probe-table")
     by = {(r[0], r[1], r[2]): r for r in rows}
     lp = by[("LP", "-", "")]
-    assert float(lp[3]) > float(lp[4]) and lp[6].startswith("prefers good")
+    assert float(lp[3]) > float(lp[4]) and lp[7].startswith("prefers good") and lp[6] == "bits"
     assert row_count(page, "probe-table") == 51  # 19 methods: every template, order and ensemble
     page.wait_for_selector("#probe-surprisal .js-plotly-plot")
     ticks = page.eval_on_selector_all("#probe-surprisal .xtick text, #probe-surprisal .x2tick text", "ts => ts.map(t => t.textContent)")
-    assert "casser" in ticks and "s" in ticks  # SmolLM2 splits "disgusts" into "disgust" + "s"
+    assert "casseroles" in ticks and "disgusts" in ticks  # words, not SmolLM2's pieces "casser" + "oles"
+    page.click("#probe-view label:has-text('tokens')")
+    page.wait_for_function("() => Array.from(document.querySelectorAll('#probe-surprisal .xtick text'))"
+                           ".some(t => t.textContent === 'casser')")
     assert "SmolLM2" in page.inner_text("#probe-context") or "BLIMP" in page.inner_text("#probe-context")
     page.get_by_text("Prompts exactly as the model saw them").click()
     page.get_by_role("button", name="Show prompts").click()
@@ -132,7 +142,7 @@ def test_random_blimp_pair(page):
     blimp = load_benchmark("blimp")
     assert ((blimp.good == good) & (blimp.bad == bad)).any()
     compare(page, good, bad, quick=True)
-    assert row_count(page, "probe-table") == 3
+    assert page.locator("#probe-votes table.acc-votes tbody tr").count() == 3
     assert good in page.inner_text("#probe-summary")
 
 
@@ -141,17 +151,21 @@ def test_user_text_shows_as_text(page):
     compare(page, evil, BAD, quick=True)
     assert evil in page.inner_text("#probe-summary")
     assert page.locator("img[src=x]").count() == 0 and not page.dialogs
-    # the token '<' is drawn as a character, not parsed as a tag
+    # the word '<' is drawn as a character, not parsed as a tag
     page.wait_for_function("() => Array.from(document.querySelectorAll('#probe-surprisal .xtick text'))"
                            ".some(t => t.textContent.includes('<'))")
     assert page.locator("#probe-surprisal img").count() == 0
 
 
 def test_errors_show_as_messages(page):
+    compare(page, GOOD, BAD, quick=True)
     textbox(page, "probe-good").fill("   ")
     page.click("#probe-run")
-    toast = page.get_by_text("The good sentence is empty: type a sentence.")
-    toast.first.wait_for()
+    page.wait_for_function("() => (document.querySelector('#probe-status')?.innerText || '')"
+                           ".includes('The good sentence is empty: type a sentence.')")
+    assert "Nothing scored" in page.inner_text("#probe-status")
+    assert page.inner_text("#probe-summary").strip() == ""  # the old answer is gone, not left to mislead
+    assert page.locator("#probe-votes table").count() == 0
     assert "Traceback" not in page.inner_text("body")
 
 

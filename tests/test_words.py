@@ -104,6 +104,10 @@ def test_assign_words_byte_pieces_of_a_character():
     spans = word_spans(s)
     offsets = [(0, 1)] * 3 + [(1, 2)] * 3
     assert assign_words(offsets, spans) == [0, 0, 0, 1, 1, 1]
+    # as the causal scorer passes them (disjoint_offsets): the 2nd and 3rd byte pieces empty at
+    # the end of their character, SmolLM2's real split of "他们走了。" -> 他 他 们 们 走 走 走 了 。
+    real = [(0, 1), (1, 1), (1, 2), (2, 2), (2, 3), (3, 3), (3, 3), (3, 4), (4, 5)]
+    assert assign_words(real, word_spans("他们走了。")) == [0, 0, 1, 1, 2, 2, 2, 3, 4]
 
 
 @pytest.mark.parametrize("which", ["wordpiece", "bytelevel"])

@@ -399,7 +399,7 @@ def build() -> ProbeTab:
         e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
     stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)
     for box in (good, bad):
-        box.input(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
+        box.change(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
     unit.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
     view.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
     bench_method.input(update_context, [model, bench_method, meta, good, bad, saved], [context],
