@@ -6,31 +6,74 @@ from pathlib import Path
 
 
 def cmd_bench(args) -> int:
-    from accapp.cli import engine_from_args  # the same model options as `score`
     from accapp.methods import resolve
     from accapp.models import get_spec
     from accapp.runner.datasets import bench_name
-    from accapp.runner.runner import consolidate, consolidated_path, restore_units, run_benchmark
+    from accapp.runner.runner import consolidate, consolidated_path, restore_units
 
-    resolve(args.methods, get_spec(args.model).kind)  # bad method ids fail before a model loads
-    engine = engine_from_args(args)
+    models = [m for m in args.model.split(",") if m.strip()]
+    for model in models:  # bad model or method ids fail before a model loads
+        resolve(args.methods, get_spec(model.strip()).kind)
+    if args.ray is not None:
+        from accapp.runner.ray_runner import import_ray
+
+        import_ray()  # a clear message when the extra is missing, before any work
     paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
-    if args.consolidate_to:
-        restored = restore_units(consolidated_path(Path(args.consolidate_to), args.model, bench_name(args.benchmark)), Path(args.out))
-        if restored:
-            print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
-    summary = run_benchmark(engine, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms)
-    print(f"units written: {summary['units_written']}, skipped (already done): {summary['units_skipped']}, "
-          f"{summary['seconds']:.1f} s")
+    for model in (m.strip() for m in models):
+        if args.consolidate_to:
+            restored = restore_units(consolidated_path(Path(args.consolidate_to), model, bench_name(args.benchmark)), Path(args.out))
+            if restored:
+                print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
+        summary = _run_one(args, model, paradigms)
+        _print_summary(summary)
+        if args.consolidate_to:
+            # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
+            for path in consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
+                print(f"consolidated: {path}")
+    return 0
+
+
+def _run_one(args, model: str, paradigms) -> dict:
+    """One model's run: in this process, or on Ray with --ray."""
+    from accapp.runner.runner import BLOCK, run_benchmark
+
+    block_size = args.block_size or BLOCK
+    if args.ray is None:
+        import argparse
+
+        from accapp.cli import engine_from_args  # the same model options as `score`
+
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        engine = engine_from_args(argparse.Namespace(**{**vars(args), "model": model}))
+        return run_benchmark(engine, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms,
+                             block_size=block_size)
+    from accapp.runner.ray_runner import run_benchmark_ray
+
+    config = {"model": model, "dtype": args.dtype, "quantization": args.quantization, "language": args.language,
+              "in_template_scope": args.in_template_scope, "batch_size": args.batch_size}
+    return run_benchmark_ray(config, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms,
+                             address=args.ray or None, workers=args.workers, gpus_per_worker=args.gpus_per_worker,
+                             cpus_per_worker=args.cpus_per_worker, block_size=block_size, max_restarts=args.max_restarts)
+
+
+def _print_summary(summary: dict) -> None:
+    line = (f"{summary['model']} {summary['benchmark']}: units written: {summary['units_written']}, "
+            f"skipped (already done): {summary['units_skipped']}")
+    if summary["units_failed"]:
+        line += f", failed: {summary['units_failed']} (listed in {summary['failed_file']}; a rerun tries them again)"
+    rate = summary["pairs_scored"] / summary["seconds"] if summary["seconds"] else 0.0
+    line += f"; {summary['pairs_scored']} pairs in {summary['seconds']:.1f} s ({rate:.2f} pairs/s)"
+    if "workers" in summary:
+        line += (f"; Ray: {summary['workers']} workers, started in {summary['startup_seconds']:.1f} s, "
+                 f"{summary['worker_restarts']} restarts, {summary['blocks_retried']} blocks retried")
+    print(line)
     if summary["pairs_failed"]:
         first = summary["errors"][0]
         print(f"pairs not scored: {summary['pairs_failed']} (listed in {summary['errors_file']}); "
               f"first: pair {first['pair_id']}: {first['error']}")
-    if args.consolidate_to:
-        # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
-        for path in consolidate(Path(args.out), Path(args.consolidate_to), args.model, bench_name(args.benchmark)):
-            print(f"consolidated: {path}")
-    return 0
 
 
 def cmd_consolidate(args) -> int:
@@ -42,13 +85,28 @@ def cmd_consolidate(args) -> int:
 
 
 def register(sub, add_model_args) -> None:
-    p = sub.add_parser("bench", help="run methods over a benchmark (resumable; one file per unit)")
+    p = sub.add_parser("bench", help="run methods over a benchmark (resumable; one file per unit)",
+                       description="--model may list several models (a,b): they run one after another.")
     p.add_argument("--benchmark", required=True, help="blimp, climp, or a CSV/JSONL file with good/bad columns")
     p.add_argument("--per-paradigm", type=int, default=None, help="stratified sample of N pairs per paradigm (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs", help="results folder (units + manifest)")
     p.add_argument("--paradigms", default=None, help="comma-separated subset of paradigms")
     p.add_argument("--consolidate-to", default=None, help="also merge the units into DIR/<model>__<benchmark>.parquet")
+    p.add_argument("--block-size", type=int, default=None,
+                   help="pairs per engine call (a Ray task; what a kill can lose); the same size, and the same torch threads, "
+                        "give the same scores (default: accapp.runner.runner.BLOCK, 256)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads of the serial runner (default: torch's)")
+    g = p.add_argument_group("Ray (pip install -r requirements-ray.txt)")
+    g.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="score on Ray: alone, the cluster RAY_ADDRESS or `ray start` names, else a new local Ray; "
+                        "'auto' (an existing cluster only), 'local', or HOST:6379 / ray://HOST:10001")
+    g.add_argument("--workers", type=int, default=None, help="workers per model (default: as many as the cluster holds)")
+    g.add_argument("--gpus-per-worker", type=float, default=None,
+                   help="GPUs a worker declares, fractional to share one (default: 1 for 3B+ parameters, 0.5 for 1-3B, "
+                        "0.25 below; 0 without GPUs)")
+    g.add_argument("--cpus-per-worker", type=float, default=1, help="CPU slots a worker declares (= its torch threads)")
+    g.add_argument("--max-restarts", type=int, default=3, help="times Ray restarts a dead worker and retries its blocks")
     add_model_args(p)
     p.set_defaults(func=cmd_bench)
 

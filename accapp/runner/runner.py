@@ -5,18 +5,28 @@ A unit is (model, benchmark, paradigm, method, template): its rows live in
 Units are independent (so runs can be spread over machines and merged), a rerun skips
 what is done (a unit is done when its file holds every sampled pair), and every file is
 written to a temporary name and renamed, so a killed run never leaves half a file.
-Methods of one paradigm are scored together so they share forward passes. Every pair goes
-through the engine's check_pair, as in `score` and the app: a pair that fails it (an empty
-cell, a sentence over the limits) is recorded with its error in errors.json beside the
-manifest, and the run goes on.
+
+A run is planned as blocks (plan_blocks): up to `block_size` pairs still to do, in paradigm
+order and across paradigms, with the methods they still need; one engine call scores a block
+(score_block), so methods share forward passes and the passes are full even when a paradigm
+has a few pairs. The plan depends only on the sample, the block size and what the folder
+already holds, and a block's scores only on the block: the serial runner here and the Ray
+runner (ray_runner.py), which hands the same blocks to its workers, write the same rows, score
+for score. One writer (BenchmarkRun, in the driver's process) merges what blocks return into
+the unit files. Every pair goes through the engine's check_pair, as in `score` and the app: a
+pair that fails it (an empty cell, a sentence over the limits) is listed with its error in
+errors.json beside the manifest; a method that raises on a block is listed, for each unit it
+leaves unfinished, in failed_units.json; the run goes on, and a rerun tries both again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +35,11 @@ from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
 from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
 
-BLOCK = 100  # pairs scored between two writes: bounds the work a kill can lose
+# Pairs an engine call scores. Big enough that its forward passes are full (LP alone packs
+# ~200 pairs into one 2048-token pass), small enough to bound what a kill loses and to spread a
+# run over workers. Scores move with the block (float32 batching, under 1e-4 nats), so runs
+# that should match score for score use the same block size; the manifest records it.
+BLOCK = 256
 
 
 def unit_path(root: Path, model: str, benchmark: str, paradigm: str, method: str, template: str) -> Path:
@@ -52,16 +66,6 @@ def rows_for(result, meta: dict, model: str, benchmark: str) -> list[dict]:
     return out
 
 
-def checked_pairs(engine, rows: pd.DataFrame, paradigm: str) -> tuple[list, list[dict]]:
-    """(pairs that pass the engine's check_pair, {paradigm, pair_id, good, bad, error} of those that fail)."""
-    checked, errors = engine.check_pairs(
-        (i, r["good"], r["bad"], {"pair_id": i, "paradigm": paradigm, "phenomenon": r["phenomenon"]})
-        for i, r in rows.iterrows())
-    failed = [{"paradigm": paradigm, "pair_id": i, "good": rows.at[i, "good"], "bad": rows.at[i, "bad"], "error": e}
-              for i, e in errors.items()]
-    return [p for _, p in checked], failed
-
-
 def _versions() -> dict:
     import torch
     import transformers
@@ -70,6 +74,250 @@ def _versions() -> dict:
 
     return {"accapp": accapp.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
             "python": platform.python_version()}
+
+
+@dataclass(frozen=True)
+class Block:
+    """Pairs one engine call scores: items are (paradigm, pair_id, phenomenon, good, bad)."""
+
+    index: int
+    methods: tuple[str, ...]
+    items: tuple[tuple, ...]
+
+    @property
+    def paradigms(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(item[0] for item in self.items))
+
+
+@dataclass
+class BlockResult:
+    """What scoring a block gives: rows (ROW_COLUMNS; a DataFrame, or a pyarrow Table from a Ray
+    worker), the pairs that failed check_pair, and {method: error} for methods that raised."""
+
+    index: int
+    rows: object
+    check_errors: list[dict] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    pid: int = 0  # the process that scored it
+
+
+def describe(engine, methods, language: str | None = None) -> dict:
+    """What a run needs to know of its engine and methods, and its manifest says: the model,
+    the method ids the model can run, their templates and sources, dtype, versions."""
+    resolved = engine.resolve(methods)
+    language = language or engine.language
+    ctx = engine.context(language or "en")
+    return {
+        "model": engine.model_id, "language": language, "methods": [m.id for m in resolved],
+        "templates": {m.id: m.templates(ctx) for m in resolved}, "template_sources": {m.id: m.source for m in resolved},
+        "dtype": getattr(engine.lm, "dtype", None), "quantization": getattr(engine.lm, "quantization", None),
+        "in_template_scope": getattr(engine, "in_template_scope", None), "versions": _versions(),
+    }
+
+
+def score_block(engine, block: Block, benchmark: str, language: str | None) -> BlockResult:
+    """Check and score one block with one engine call (the work a serial run or a Ray worker does)."""
+    t0 = time.perf_counter()
+    items = block.items
+    checked, errors = engine.check_pairs(
+        (k, good, bad, {"pair_id": pid, "paradigm": paradigm, "phenomenon": phenomenon})
+        for k, (paradigm, pid, phenomenon, good, bad) in enumerate(items))
+    check_errors = [{"paradigm": items[k][0], "pair_id": items[k][1], "good": items[k][3], "bad": items[k][4], "error": e}
+                    for k, e in errors.items()]
+    pairs = [p for _, p in checked]
+    model = engine.model_id
+
+    def rows_of(methods) -> list[dict]:
+        results = engine.score_pairs(pairs, list(methods), language)
+        return [row for res in results for row in rows_for(res, res.pair.meta, model, benchmark)]
+
+    rows: list[dict] = []
+    failed: dict[str, str] = {}
+    if pairs:
+        try:
+            rows = rows_of(block.methods)
+        except Exception:  # noqa: BLE001 - find the method at fault; the others' rows still count
+            for m in block.methods:
+                try:
+                    rows += rows_of([m])
+                except Exception as exc:  # noqa: BLE001 - recorded as the unit's failure, the run goes on
+                    failed[m] = f"{type(exc).__name__}: {exc}"
+    return BlockResult(block.index, pd.DataFrame(rows, columns=ROW_COLUMNS), check_errors, failed,
+                       time.perf_counter() - t0, os.getpid())
+
+
+def plan_blocks(sample: pd.DataFrame, out: Path, model: str, bench: str, templates: dict[str, list[str]],
+                block_size: int = BLOCK) -> tuple[list[Block], int]:
+    """(blocks still to score, units already complete). A paradigm's missing pairs are scored
+    for every method with a unit that lacks one of them; paradigms that need the same methods
+    share blocks, in paradigm order, cut into blocks of equal size (at most block_size pairs)."""
+    groups: dict[tuple[str, ...], list[tuple]] = {}
+    skipped = 0
+    for paradigm, group in sample.groupby("paradigm", sort=True):
+        wanted = set(group.pair_id)
+        missing: dict[str, set] = {}
+        for m, tpls in templates.items():
+            for t in tpls:
+                p = unit_path(out, model, bench, paradigm, m, t)
+                done = set(pd.read_parquet(p, columns=["pair_id"]).pair_id) if p.exists() else set()
+                if wanted - done:
+                    missing.setdefault(m, set()).update(wanted - done)
+        skipped += sum(len(tpls) for m, tpls in templates.items() if m not in missing)
+        if not missing:
+            continue
+        by_id = group.set_index("pair_id")
+        todo = sorted(set().union(*missing.values()), key=lambda x: (len(str(x)), str(x)))
+        groups.setdefault(tuple(m for m in templates if m in missing), []).extend(
+            (paradigm, pid, by_id.at[pid, "phenomenon"], by_id.at[pid, "good"], by_id.at[pid, "bad"]) for pid in todo)
+    blocks: list[Block] = []
+    for methods, items in groups.items():
+        n = -(-len(items) // block_size)  # blocks of equal size (at most block_size): no small last one
+        bounds = [len(items) * k // n for k in range(n + 1)]
+        blocks += [Block(len(blocks) + k, methods, tuple(items[a:b])) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    return blocks, skipped
+
+
+class BenchmarkRun:
+    """One model on one benchmark: the manifest, the plan, and the one writer of the unit files,
+    errors.json and failed_units.json. The serial runner and the Ray runner drive one of these;
+    blocks may come back in any order."""
+
+    def __init__(self, out: Path, benchmark: str, info: dict, per_paradigm: int | None = None, seed: int = 0,
+                 paradigms: list[str] | None = None, block_size: int = BLOCK, progress: bool = True, on_unit=None,
+                 desc: str | None = None) -> None:
+        from tqdm.auto import tqdm
+
+        self.out = Path(out)
+        self.model = info["model"]
+        self.bench = bench_name(benchmark)
+        self.language = info["language"]
+        self.templates = {m: info["templates"][m] for m in info["methods"]}
+        self.on_unit = on_unit
+        sample = stratified_sample(load_benchmark(benchmark), per_paradigm, seed)
+        if paradigms:
+            sample = sample[sample.paradigm.isin(paradigms)]
+        self.manifest_path = self.out / safe_name(self.model) / safe_name(self.bench) / "manifest.json"
+        self.errors_path = self.manifest_path.with_name("errors.json")
+        self.failed_path = self.manifest_path.with_name("failed_units.json")
+        manifest = {
+            "model": self.model, "benchmark": self.bench, "benchmark_source": CITATIONS.get(self.bench, benchmark),
+            "language": self.language, "methods": info["methods"], "templates": info["templates"],
+            "template_sources": info["template_sources"], "per_paradigm": per_paradigm, "seed": seed,
+            "block_size": block_size, "dtype": info["dtype"], "quantization": info["quantization"],
+            "in_template_scope": info["in_template_scope"], "versions": info["versions"],
+            "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        if self.manifest_path.exists():
+            old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest["started"] = old.get("started", manifest["started"])
+            # A run of other methods keeps the methods and templates earlier runs wrote units for.
+            manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))
+            manifest["templates"] = {**old.get("templates", {}), **manifest["templates"]}
+            manifest["template_sources"] = {**old.get("template_sources", {}), **manifest["template_sources"]}
+            if "compute_seconds" in old:
+                manifest["compute_seconds"] = old["compute_seconds"]
+        self.manifest = manifest
+        write_json_atomic(manifest, self.manifest_path)
+        self.earlier = manifest.get("compute_seconds", 0.0)
+
+        self.blocks, self.units_skipped = plan_blocks(sample, self.out, self.model, self.bench, self.templates, block_size)
+        self.pending: dict[tuple, int] = {}  # unit -> blocks of this run still to come back
+        for b in self.blocks:
+            for unit in self._units(b, b.methods):
+                self.pending[unit] = self.pending.get(unit, 0) + 1
+        self.units_total = self.units_skipped + len(self.pending)
+        self.units_done = self.units_skipped
+        self.pairs_total = len(sample)
+        self.pairs_todo = sum(len(b.items) for b in self.blocks)
+        self.pairs_done = 0  # of this run's
+        self.written: set[tuple] = set()
+        self.check_errors: list[dict] = []
+        self.failed_units: list[dict] = []
+        self.failed_keys: set[tuple] = set()
+        self.t0 = time.perf_counter()
+        self.bar = tqdm(total=self.pairs_total, initial=self.pairs_total - self.pairs_todo, unit="pair",
+                        desc=desc or f"{self.model} {self.bench}", disable=not progress)
+        self.status = ""
+
+    def _units(self, block: Block, methods) -> list[tuple]:
+        return [(p, m, t) for p in block.paradigms for m in methods for t in self.templates[m]]
+
+    def record(self, block: Block, result: BlockResult) -> None:
+        """Write what a block gave: its rows merged into their unit files, its failures listed."""
+        rows = result.rows if isinstance(result.rows, pd.DataFrame) else result.rows.to_pandas()
+        for (paradigm, m, t), part in rows.groupby(["paradigm", "method", "template"], sort=False):
+            self._write_unit((paradigm, m, t), part)
+        self.check_errors += result.check_errors
+        if result.failed:
+            self.fail(block, result.failed)
+        for unit in self._units(block, block.methods):
+            self.pending[unit] -= 1
+            if self.pending[unit] == 0 and unit not in self.failed_keys:
+                self.units_done += 1
+        self.pairs_done += len(block.items)
+        self.manifest["compute_seconds"] = round(self.earlier + time.perf_counter() - self.t0, 1)
+        write_json_atomic(self.manifest, self.manifest_path)  # time spent so far: a killed run still counts
+        self.bar.update(len(block.items))
+        self.show()
+
+    def fail(self, block: Block, errors: dict[str, str]) -> None:
+        """List the units a block leaves unfinished because a method raised ({method: error})."""
+        pairs = {}
+        for paradigm, pid, *_ in block.items:
+            pairs.setdefault(paradigm, []).append(pid)
+        for paradigm, m, t in self._units(block, list(errors)):
+            self.failed_units.append({"paradigm": paradigm, "method": m, "template": t, "pair_ids": pairs[paradigm],
+                                      "error": errors[m]})
+            self.failed_keys.add((paradigm, m, t))
+        write_json_atomic(self.failed_units, self.failed_path)
+
+    def lose(self, block: Block, error: str) -> None:
+        """A block that could not be scored at all (its worker kept dying): its units are failed."""
+        self.fail(block, {m: error for m in block.methods})
+        for unit in self._units(block, block.methods):
+            self.pending[unit] -= 1
+        self.pairs_done += len(block.items)
+        self.bar.update(len(block.items))
+
+    def _write_unit(self, unit: tuple, part: pd.DataFrame) -> None:
+        path = unit_path(self.out, self.model, self.bench, *unit)
+        if path.exists():  # this run's earlier blocks, or an earlier run's
+            have = pd.read_parquet(path)
+            part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
+        part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
+        write_parquet_atomic(part, path)
+        self.written.add(unit)
+        if self.on_unit:
+            self.on_unit()
+
+    def show(self, extra: str = "") -> None:
+        """The bar's text: units done, and whatever the caller adds (workers alive)."""
+        self.status = extra or self.status
+        failed = len(self.failed_keys)
+        text = f"units {self.units_done}/{self.units_total}" + (f", {failed} failed" if failed else "")
+        self.bar.set_postfix_str(text + (f", {self.status}" if self.status else ""), refresh=False)
+        self.bar.refresh()
+
+    def finish(self) -> dict:
+        self.bar.close()
+        # Pairs that failed the check and units that failed, this run's (a rerun tries them again).
+        if self.check_errors or self.errors_path.exists():
+            write_json_atomic(self.check_errors, self.errors_path)
+        if self.failed_units or self.failed_path.exists():
+            write_json_atomic(self.failed_units, self.failed_path)
+        seconds = time.perf_counter() - self.t0
+        self.manifest["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        self.manifest["last_run_seconds"] = round(seconds, 1)
+        self.manifest["compute_seconds"] = round(self.earlier + seconds, 1)  # all runs of this model and benchmark
+        write_json_atomic(self.manifest, self.manifest_path)
+        failed = self.failed_keys
+        return {"model": self.model, "benchmark": self.bench, "units_written": len(self.written),
+                "units_skipped": self.units_skipped, "units_total": self.units_total, "units_failed": len(failed),
+                "failed_units": self.failed_units, "failed_file": str(self.failed_path) if failed else None,
+                "pairs_failed": len(self.check_errors), "errors": self.check_errors,
+                "errors_file": str(self.errors_path) if self.check_errors else None, "pairs_scored": self.pairs_done,
+                "blocks": len(self.blocks), "seconds": seconds}
 
 
 def run_benchmark(
@@ -82,105 +330,15 @@ def run_benchmark(
     paradigms: list[str] | None = None,
     progress: bool = True,
     on_unit=None,
+    block_size: int = BLOCK,
 ) -> dict:
-    """Run (or resume) a benchmark with an engine (accapp.engine); returns a summary
-    {units_written, units_skipped, pairs_failed, seconds}."""
-    from tqdm.auto import tqdm
-
-    out = Path(out)
-    model_id = engine.model_id
-    methods = engine.resolve(methods)
-    data = load_benchmark(benchmark)
-    bench = bench_name(benchmark)
-    language = language_of(bench) or engine.language
-    sample = stratified_sample(data, per_paradigm, seed)
-    if paradigms:
-        sample = sample[sample.paradigm.isin(paradigms)]
-    ctx = engine.context(language or "en")
-    templates = {m.id: m.templates(ctx) for m in methods}
-    manifest_path = out / safe_name(model_id) / safe_name(bench) / "manifest.json"
-    errors_path = manifest_path.with_name("errors.json")
-    manifest = {
-        "model": model_id, "benchmark": bench, "benchmark_source": CITATIONS.get(bench, benchmark),
-        "language": language, "methods": [m.id for m in methods], "templates": templates,
-        "template_sources": {m.id: m.source for m in methods}, "per_paradigm": per_paradigm, "seed": seed,
-        "dtype": getattr(engine.lm, "dtype", None), "quantization": getattr(engine.lm, "quantization", None),
-        "in_template_scope": getattr(engine, "in_template_scope", None),
-        "versions": _versions(), "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    }
-    if manifest_path.exists():
-        old = json.loads(manifest_path.read_text(encoding="utf-8"))
-        manifest["started"] = old.get("started", manifest["started"])
-        # A run of other methods keeps the methods and templates earlier runs wrote units for.
-        manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))
-        manifest["templates"] = {**old.get("templates", {}), **manifest["templates"]}
-        manifest["template_sources"] = {**old.get("template_sources", {}), **manifest["template_sources"]}
-        if "compute_seconds" in old:
-            manifest["compute_seconds"] = old["compute_seconds"]
-    write_json_atomic(manifest, manifest_path)
-    earlier = manifest.get("compute_seconds", 0.0)
-
-    t0 = time.perf_counter()
-    written = skipped = 0
-    failures: list[dict] = []
-    groups = list(sample.groupby("paradigm", sort=True))
-    bar = tqdm(total=len(sample), desc=f"{model_id} {bench}", unit="pair", disable=not progress)
-    for paradigm, group in groups:
-        wanted = set(group.pair_id)
-        existing: dict[tuple, pd.DataFrame] = {}
-        missing_by_method: dict[str, set] = {}
-        for m in methods:
-            for t in templates[m.id]:
-                p = unit_path(out, model_id, bench, paradigm, m.id, t)
-                have = pd.read_parquet(p) if p.exists() else None
-                existing[(m.id, t)] = have
-                done = set(have.pair_id) if have is not None else set()
-                if wanted - done:
-                    missing_by_method.setdefault(m.id, set()).update(wanted - done)
-        todo_pairs = sorted(set().union(*missing_by_method.values()) if missing_by_method else set(), key=lambda x: (len(x), x))
-        todo_methods = [m.id for m in methods if m.id in missing_by_method]
-        skipped += sum(1 for m in methods for t in templates[m.id] if m.id not in missing_by_method)
-        if not todo_pairs:
-            bar.update(len(group))
-            continue
-        bar.update(len(group) - len(todo_pairs))
-        by_id = group.set_index("pair_id")
-        for start in range(0, len(todo_pairs), BLOCK):
-            block = todo_pairs[start : start + BLOCK]
-            pairs, failed = checked_pairs(engine, by_id.loc[block], paradigm)
-            failures += failed
-            results = engine.score_pairs(pairs, todo_methods, language) if pairs else []
-            rows = [row for res in results for row in rows_for(res, res.pair.meta, model_id, bench)]
-            new = pd.DataFrame(rows, columns=ROW_COLUMNS)
-            for m_id in todo_methods:
-                for t in templates[m_id]:
-                    part = new[(new.method == m_id) & (new.template == t)]
-                    if part.empty:  # every pair of the block failed its check: nothing new to write
-                        continue
-                    have = existing.get((m_id, t))
-                    if have is not None:
-                        part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
-                    part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
-                    existing[(m_id, t)] = part
-                    write_parquet_atomic(part, unit_path(out, model_id, bench, paradigm, m_id, t))
-                    written += 1
-                    if on_unit:
-                        on_unit()
-            bar.update(len(block))
-        # Time spent on this run so far, kept per paradigm: a killed run still counts.
-        manifest["compute_seconds"] = round(earlier + time.perf_counter() - t0, 1)
-        write_json_atomic(manifest, manifest_path)
-    bar.close()
-    # Pairs that failed the check, this run's (a rerun tries them again: the file may be fixed).
-    if failures or errors_path.exists():
-        write_json_atomic(failures, errors_path)
-    seconds = time.perf_counter() - t0
-    manifest["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    manifest["last_run_seconds"] = round(seconds, 1)
-    manifest["compute_seconds"] = round(earlier + seconds, 1)  # all runs of this model and benchmark
-    write_json_atomic(manifest, manifest_path)
-    return {"units_written": written, "units_skipped": skipped, "pairs_failed": len(failures), "errors": failures,
-            "errors_file": str(errors_path) if failures else None, "seconds": seconds}
+    """Run (or resume) a benchmark with an engine (accapp.engine) in this process; returns a
+    summary {units_written, units_skipped, units_failed, pairs_failed, pairs_scored, seconds, ...}."""
+    info = describe(engine, methods, language_of(bench_name(benchmark)))
+    run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size, progress, on_unit)
+    for block in run.blocks:
+        run.record(block, score_block(engine, block, run.bench, run.language))
+    return run.finish()
 
 
 def _pair_key(col: pd.Series):
