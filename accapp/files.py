@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import os
 from collections.abc import Callable
@@ -11,6 +12,13 @@ from pathlib import Path
 # OWASP's CSV-injection rule: a text cell starting with one of these is read as a formula by
 # spreadsheets; a leading apostrophe makes it text again.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+DISK_FULL_MESSAGE = ("The server's disk is full, so the file could not be stored. Nothing was kept; "
+                     "try again in a few minutes (old uploads and results are removed as they expire).")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """An OSError saying the disk (or a quota, or the file-size limit) is exhausted."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def safe_name(name: str) -> str:

@@ -1,4 +1,5 @@
-"""Load test of the web app on loopback: many gradio_client users probing at once.
+"""Load test of the web app on loopback: many gradio_client users probing at once, alone or
+beside file jobs.
 
 Starts ``python app.py`` on a free loopback port (the default model warmed first), then
 CLIENTS threads, each with its own gradio_client Client, send PROBES /probe requests each,
@@ -7,12 +8,20 @@ answered with the right verdict and no error. Prints p50 / p95 / max latency and
 requests per second; the last line is one JSON object.
 
     python bench/load_test.py --clients 20 --probes 10 --methods lp,mean_lp,pen_lp
+
+``--mixed`` (issue 22): the same probing clients twice, first alone, then while FILE_JOBS
+visitors (4) each score a file of FILE_ROWS pairs with every method through /score_file; prints
+the probes' p50/p95 in both phases (the target: LP-only p95 at most 2 s beside the file jobs),
+and checks that every probe and every file job is answered, each file with one row per pair.
+
+    python bench/load_test.py --mixed --clients 10 --probes 20 --methods lp
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -21,6 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 from probe_latency import start  # noqa: E402  (same folder: one way to start the app)
 
@@ -38,10 +48,12 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def run(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float) -> dict:
+def probe_clients(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float,
+                  pause: float = 0.0) -> tuple[list[tuple[float, float]], list[str], float]:
+    """CLIENTS users, PROBES probes each: ([(start, end) of every answered probe], errors, wall seconds)."""
     from gradio_client import Client
 
-    latencies: list[float] = []
+    spans: list[tuple[float, float]] = []
     errors: list[str] = []
     lock = threading.Lock()
     stop_at = time.perf_counter() + deadline
@@ -62,9 +74,11 @@ def run(url: str, clients: int, probes: int, model: str, methods: list[str] | No
             except Exception as exc:  # noqa: BLE001 - every failure is counted and reported
                 problem = f"client {k} probe {j}: {type(exc).__name__}: {exc}"
             with lock:
-                latencies.append(time.perf_counter() - t)
+                spans.append((t, time.perf_counter()))
                 if problem:
                     errors.append(problem)
+            if pause:
+                time.sleep(pause)
 
     t0 = time.perf_counter()
     threads = [threading.Thread(target=user, args=(k,)) for k in range(clients)]
@@ -72,15 +86,100 @@ def run(url: str, clients: int, probes: int, model: str, methods: list[str] | No
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - t0
+    return spans, errors, time.perf_counter() - t0
+
+
+def stats(latencies: list[float]) -> dict:
+    if not latencies:
+        return {"n": 0, "p50_s": None, "p95_s": None, "max_s": None, "mean_s": None}
+    return {"n": len(latencies), "p50_s": round(percentile(latencies, 50), 3), "p95_s": round(percentile(latencies, 95), 3),
+            "max_s": round(max(latencies), 3), "mean_s": round(statistics.fmean(latencies), 3)}
+
+
+def run(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float) -> dict:
+    spans, errors, wall = probe_clients(url, clients, probes, model, methods, deadline)
+    latencies = [b - a for a, b in spans]
+    s = stats(latencies)
     return {
         "clients": clients, "probes_each": probes, "requests": clients * probes, "answered": len(latencies),
         "errors": len(errors), "error_examples": errors[:5], "wall_s": round(wall, 2),
         "requests_per_s": round(len(latencies) / wall, 2),
-        "p50_s": round(percentile(latencies, 50), 3) if latencies else None,
-        "p95_s": round(percentile(latencies, 95), 3) if latencies else None,
-        "max_s": round(max(latencies), 3) if latencies else None,
-        "mean_s": round(statistics.fmean(latencies), 3) if latencies else None,
+        "p50_s": s["p50_s"], "p95_s": s["p95_s"], "max_s": s["max_s"], "mean_s": s["mean_s"],
+    }
+
+
+def file_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    """N BLiMP pairs (a different sample per seed), as a visitor's file would hold."""
+    from accapp.runner.datasets import load_benchmark
+
+    df = load_benchmark("blimp").sample(n, random_state=seed)
+    return list(zip(df.good, df.bad))
+
+
+def file_jobs(url: str, jobs: int, rows: int, model: str, folder: Path) -> tuple[list[dict], threading.Thread]:
+    """Start JOBS visitors, each scoring its own file of ROWS pairs with every method; returns the
+    per-job records (filled in as they end) and a thread that ends when all have."""
+    import pandas as pd
+    from gradio_client import Client, handle_file
+
+    from accapp.methods import method_ids
+
+    records: list[dict] = [{"job": k} for k in range(jobs)]
+
+    def visitor(k: int) -> None:
+        path = folder / f"visitor-{k}.csv"
+        pd.DataFrame(file_pairs(rows, k), columns=["good", "bad"]).to_csv(path, index=False)
+        t = time.perf_counter()
+        records[k]["start"] = t
+        try:
+            out = Client(url, verbose=False).predict(handle_file(str(path)), model, method_ids("causal"),
+                                                     api_name="/score_file")
+            df = pd.read_csv(out, keep_default_na=False)
+            records[k]["rows"] = len(df)
+            records[k]["row_errors"] = int((df["error"] != "").sum())
+            records[k]["ok"] = len(df) == rows
+        except Exception as exc:  # noqa: BLE001 - reported
+            records[k]["ok"] = False
+            records[k]["error"] = f"{type(exc).__name__}: {exc}"
+        records[k]["end"] = time.perf_counter()
+        records[k]["seconds"] = round(records[k]["end"] - t, 2)
+        print(f"  (file job {k} ended after {records[k]['seconds']} s: {records[k].get('rows')} rows"
+              f"{', ' + records[k]['error'] if records[k].get('error') else ''})", flush=True)
+
+    threads = [threading.Thread(target=visitor, args=(k,)) for k in range(jobs)]
+    for t in threads:
+        t.start()
+
+    def wait() -> None:
+        for t in threads:
+            t.join()
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    return records, waiter
+
+
+def mixed(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float, jobs: int,
+          rows: int, folder: Path) -> dict:
+    alone_spans, alone_errors, alone_wall = probe_clients(url, clients, probes, model, methods, deadline)
+    print(f"  (probes alone: {stats([b - a for a, b in alone_spans])})", flush=True)
+    records, waiter = file_jobs(url, jobs, rows, model, folder)
+    time.sleep(3.0)  # the jobs are uploaded and the first ones scoring
+    spans, errors, wall = probe_clients(url, clients, probes, model, methods, deadline)
+    print(f"  (probes beside the file jobs: {stats([b - a for a, b in spans])}; waiting for the file jobs)", flush=True)
+    waiter.join(timeout=deadline)
+    files_end = max((r.get("end") or float("inf")) for r in records)
+    beside = [b - a for a, b in spans if b <= files_end]  # answered while a file job still ran or waited
+    return {
+        "clients": clients, "probes_each": probes, "model": model, "methods": methods,
+        "alone": {**stats([b - a for a, b in alone_spans]), "errors": len(alone_errors), "wall_s": round(alone_wall, 2)},
+        "with_files": {**stats(beside), "answered": len(spans), "errors": len(errors), "wall_s": round(wall, 2),
+                       "all_probes": stats([b - a for a, b in spans])},
+        "file_jobs": [{k: v for k, v in r.items() if k not in ("start", "end")} for r in records],
+        "file_rows": rows,
+        "error_examples": (alone_errors + errors)[:5] + [r["error"] for r in records if r.get("error")][:3],
+        "requests": 2 * clients * probes + jobs,
+        "answered": len(alone_spans) + len(spans) + sum(1 for r in records if "rows" in r),
     }
 
 
@@ -92,6 +191,9 @@ def main() -> int:
     ap.add_argument("--methods", default="lp,mean_lp,pen_lp", help="'all' or comma-separated method ids")
     ap.add_argument("--deadline", type=float, default=900.0, help="seconds after which no new request is sent")
     ap.add_argument("--url", default=None, help="an app already running (default: start one here)")
+    ap.add_argument("--mixed", action="store_true", help="probes alone, then beside FILE_JOBS file jobs with every method")
+    ap.add_argument("--file-jobs", type=int, default=4)
+    ap.add_argument("--file-rows", type=int, default=8)
     args = ap.parse_args()
     methods = None if args.methods == "all" else [m for m in args.methods.split(",") if m]
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,13 +204,36 @@ def main() -> int:
         try:
             from gradio_client import Client
 
-            Client(url, verbose=False).predict(*PAIRS[0], args.model, methods, api_name="/probe")  # warm
-            res = run(url, args.clients, args.probes, args.model, methods, args.deadline)
+            warm = Client(url, verbose=False)
+            warm.predict(*PAIRS[0], args.model, methods, api_name="/probe")
+            if args.mixed:
+                warm.predict(*PAIRS[1], args.model, None, api_name="/probe")  # every method's first-use costs
+                res = mixed(url, args.clients, args.probes, args.model, methods, args.deadline, args.file_jobs,
+                            args.file_rows, Path(tmp))
+            else:
+                res = run(url, args.clients, args.probes, args.model, methods, args.deadline)
         finally:
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=30)
-    res.update(model=args.model, methods=args.methods)
+    res.update(model=args.model, methods=args.methods, cpus=os.cpu_count(), load_average=[round(x, 2) for x in os.getloadavg()])
+    if args.mixed:
+        a, w = res["alone"], res["with_files"]
+        print(f"mixed load test · {args.clients} clients x {args.probes} probes · {res['model']} · methods {res['methods']}"
+              f" · {args.file_jobs} file jobs x {args.file_rows} rows, every method")
+        print(f"  probes alone:           p50 {a['p50_s']} s, p95 {a['p95_s']} s, max {a['max_s']} s ({a['n']} probes)")
+        print(f"  probes beside the files: p50 {w['p50_s']} s, p95 {w['p95_s']} s, max {w['max_s']} s ({w['n']} probes "
+              f"answered while a file job ran)")
+        for r in res["file_jobs"]:
+            print(f"  file job {r['job']}: {r.get('rows')} rows in {r.get('seconds')} s, {r.get('row_errors')} row errors"
+                  + (f", {r['error']}" if r.get("error") else ""))
+        print(f"  answered {res['answered']}/{res['requests']}; load average {res['load_average']}")
+        for e in res["error_examples"]:
+            print("  error:", e)
+        print(json.dumps(res))
+        ok = (res["answered"] == res["requests"] and a["errors"] == 0 and w["errors"] == 0
+              and all(r.get("ok") for r in res["file_jobs"]))
+        return 0 if ok else 1
     print(f"load test · {res['clients']} clients x {res['probes_each']} probes · {res['model']} · methods {res['methods']}")
     print(f"  answered {res['answered']}/{res['requests']}, errors {res['errors']}, {res['wall_s']} s, "
           f"{res['requests_per_s']} requests/s")

@@ -27,6 +27,7 @@ class ModelSpec:
     license_url: str = ""
     embedded: bool = False
     note: str = ""
+    params: int = 0  # parameter count: the memory budget's estimate before loading (models.loading.estimate_bytes)
 
     @property
     def is_chat(self) -> bool:

@@ -6,6 +6,7 @@ good, bad: the same path for shipped benchmarks and user files.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -46,16 +47,22 @@ def bench_name(benchmark: str) -> str:
     return benchmark if benchmark in BUILTIN_BENCHMARKS else Path(benchmark).stem
 
 
-def _pick(columns, aliases, what) -> str:
-    lower = {str(c).strip().lower(): c for c in columns}
-    for a in aliases:
-        if a in lower:
-            return lower[a]
-    raise UserError(f"The file has no {what} column: name it one of {', '.join(aliases)}.")
+MAX_COLUMNS = 64  # columns of a CSV header, or fields of a JSONL record
+MAX_HEADER_CHARS = 4096  # a CSV header line
+MAX_LINE_CHARS = 65536  # any line (a pair's two sentences take at most 800 characters)
 
 
-def parse_pairs(data: bytes, name: str) -> pd.DataFrame:
-    """Parse CSV or JSONL bytes of pairs; raises UserError with a clear message."""
+def parse_pairs(data: bytes, name: str, *, bad_lines: str = "raise", max_rows: int = MAX_ROWS) -> pd.DataFrame:
+    """Parse CSV or JSONL bytes of pairs; raises UserError with a clear message.
+
+    The header's length and its number of columns are checked before anything else is parsed.
+    A line that cannot be read (a CSV record with more fields than the header, a JSONL line that
+    is not a JSON object, a line over MAX_LINE_CHARS characters) raises UserError naming its line,
+    or with ``bad_lines="row"`` keeps its row with the message in an ``error`` column (empty for
+    the rows read well), so that the rest of the file is scored.
+    """
+    if bad_lines not in ("raise", "row"):
+        raise ValueError(f"bad_lines must be 'raise' or 'row', not {bad_lines!r}")
     if len(data) > MAX_FILE_BYTES:
         raise UserError(f"The file is {len(data) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES // 1_000_000} MB.")
     try:  # UTF-16 only with its byte-order mark; else UTF-8, with or without one
@@ -63,56 +70,146 @@ def parse_pairs(data: bytes, name: str) -> pd.DataFrame:
     except UnicodeDecodeError as exc:
         raise UserError("The file is not UTF-8 text: save it as UTF-8 (CSV or JSONL) and try again.") from exc
     suffix = Path(name).suffix.lower()
-    try:
-        if suffix in (".jsonl", ".json", ".ndjson"):
-            df = pd.DataFrame.from_records(_jsonl_records(text))
-        elif suffix in (".csv", ".tsv", ".txt"):
-            df = pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-        else:
-            raise UserError(f"Unsupported file type '{suffix or name}': upload a .csv or .jsonl file.")
-    except UserError:
-        raise
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise UserError(f"Could not read the file as {suffix.lstrip('.').upper()}: {exc}") from exc
-    if len(df) == 0:
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        records, errors = _jsonl_records(text, max_rows)
+    elif suffix in (".csv", ".tsv", ".txt"):
+        records, errors = _csv_records(text, "\t" if suffix == ".tsv" else ",", max_rows)
+    else:
+        raise UserError(f"Unsupported file type '{suffix or name}': upload a .csv or .jsonl file.")
+    if errors and bad_lines == "raise":
+        raise UserError(errors[min(errors)])
+    if len(records) == 0:
         raise UserError("The file has no rows.")
-    if len(df) > MAX_ROWS:
-        raise UserError(f"The file has {len(df):,} rows; the limit is {MAX_ROWS:,}.")
-    good, bad = _pick(df.columns, GOOD_ALIASES, "good-sentence"), _pick(df.columns, BAD_ALIASES, "bad-sentence")
+    keys = {k for r in records for k in r}
+    good = _alias(keys, GOOD_ALIASES, "good-sentence") if len(errors) < len(records) else "good"
+    bad = _alias(keys, BAD_ALIASES, "bad-sentence") if len(errors) < len(records) else "bad"
+
+    def column(key, default=None):
+        return [_text(r.get(key)) if key in r or default is None else default(i) for i, r in enumerate(records)]
+
     out = pd.DataFrame({
         "benchmark": Path(name).stem,
-        "paradigm": df[_col(df, "paradigm")].astype(str) if _col(df, "paradigm") else "all",
-        "phenomenon": df[_col(df, "phenomenon")].astype(str) if _col(df, "phenomenon") else "all",
-        "pair_id": df[_col(df, "pair_id")].astype(str) if _col(df, "pair_id") else [str(i) for i in range(len(df))],
-        "good": df[good].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)),
-        "bad": df[bad].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)),
-    })
-    return out[COLUMNS]
+        "paradigm": column("paradigm", lambda i: "all") if "paradigm" in keys else "all",
+        "phenomenon": column("phenomenon", lambda i: "all") if "phenomenon" in keys else "all",
+        "pair_id": column("pair_id", str) if "pair_id" in keys else [str(i) for i in range(len(records))],
+        "good": column(good),
+        "bad": column(bad),
+    }, index=range(len(records)))[COLUMNS]
+    if bad_lines == "row":
+        out["error"] = [errors.get(i, "") for i in range(len(records))]
+    return out
 
 
-def _jsonl_records(text: str) -> list[dict]:
-    """One record per line. Lines end at LF, CRLF or CR only: JSON writes those characters inside
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)
+
+
+def _alias(keys, aliases, what) -> str:
+    for a in aliases:
+        if a in keys:
+            return a
+    raise UserError(f"The file has no {what} column: name it one of {', '.join(aliases)}.")
+
+
+def _too_many_rows(max_rows: int) -> UserError:
+    return UserError(f"The file has more than {max_rows:,} rows; the limit is {max_rows:,}.")
+
+
+def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[int, str]]:
+    """Records of a CSV text (keys: header names stripped and lower-cased) and {record: message}
+    for those that could not be read. The header is checked first: its length and columns."""
+    first = re.search(r"\r\n|\r|\n", text)
+    head = text[: first.start()] if first else text
+    if len(head) > MAX_HEADER_CHARS:
+        raise UserError(f"The header line is {len(head):,} characters long; the limit is {MAX_HEADER_CHARS:,}.")
+    width = len(next(csv.reader([head], delimiter=sep), []))
+    if width > MAX_COLUMNS:
+        raise UserError(f"The header has {width:,} columns; the limit is {MAX_COLUMNS}. Keep good, bad and a few others.")
+    long_lines: set[int] = set()
+
+    def lines():  # physical lines (LF, CRLF or CR), each over MAX_LINE_CHARS cut to its quotes' parity
+        for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+            if len(line) > MAX_LINE_CHARS:
+                long_lines.add(number)
+                end = line[len(line.rstrip("\r\n")):]
+                line = ('"' if line.count('"') % 2 else "-") + end  # never blank: the line keeps its record
+            yield line
+
+    reader = csv.reader(lines(), delimiter=sep)
+    header: list[str] | None = None
+    records: list[dict] = []
+    errors: dict[int, str] = {}
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            if header is None:
+                raise UserError(f"Could not read the file as CSV: line {start}: {exc}.") from exc
+            errors[len(records)] = f"Line {start} could not be read as CSV ({exc})."
+            records.append({})
+            continue
+        if not row:
+            continue  # a blank line
+        if header is None:
+            header = [h.strip().lower() for h in row]
+            continue
+        if len(records) >= max_rows:
+            raise _too_many_rows(max_rows)
+        long = [n for n in range(start, reader.line_num + 1) if n in long_lines]
+        if long:
+            errors[len(records)] = f"Line {long[0]} is longer than {MAX_LINE_CHARS:,} characters."
+            records.append({})
+            continue
+        if len(row) > len(header):
+            errors[len(records)] = f"Line {start} has {len(row):,} fields; the header has {len(header)}."
+            records.append({})
+            continue
+        record: dict = {}
+        for key, value in zip(header, row):
+            record.setdefault(key, value)  # a repeated column name: its first column
+        for key in header[len(row):]:
+            record.setdefault(key, "")  # a short line: its missing cells are empty
+        records.append(record)
+    return records, errors
+
+
+def _jsonl_records(text: str, max_rows: int = MAX_ROWS) -> tuple[list[dict], dict[int, str]]:
+    """One record per line (keys stripped and lower-cased) and {record: message} for the lines
+    that could not be read. Lines end at LF, CRLF or CR only: JSON writes those characters inside
     a string escaped, but other line breaks (U+2028, form feed, ...) may stand raw in a string,
     so str.splitlines() would cut a record in two."""
-    records = []
+    records: list[dict] = []
+    errors: dict[int, str] = {}
     for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise UserError(f"Could not read the file as JSONL: line {number} is not valid JSON ({exc}).") from exc
-        if not isinstance(record, dict):
-            raise UserError(f"Line {number} of the JSONL file: each line must be a JSON object with good and bad fields.")
-        records.append(record)
-    return records
-
-
-def _col(df: pd.DataFrame, name: str):
-    for c in df.columns:
-        if str(c).strip().lower() == name:
-            return c
-    return None
+        if len(records) >= max_rows:
+            raise _too_many_rows(max_rows)
+        problem = None
+        if len(line) > MAX_LINE_CHARS:
+            problem = f"Line {number} is longer than {MAX_LINE_CHARS:,} characters."
+        else:
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                problem = f"Could not read the file as JSONL: line {number} is not valid JSON ({exc})."
+            else:
+                if not isinstance(record, dict):
+                    problem = f"Line {number} of the JSONL file: each line must be a JSON object with good and bad fields."
+                elif len(record) > MAX_COLUMNS:
+                    problem = f"Line {number} has {len(record):,} fields; the limit is {MAX_COLUMNS}."
+        if problem:
+            errors[len(records)] = problem
+            records.append({})
+            continue
+        normalised: dict = {}
+        for key, value in record.items():
+            normalised.setdefault(str(key).strip().lower(), value)
+        records.append(normalised)
+    return records, errors
 
 
 def load_pairs_file(path: Path) -> pd.DataFrame:

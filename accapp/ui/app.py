@@ -2,14 +2,20 @@
 
 Environment, as on a Hugging Face Space: ``PORT`` (default 7860) and ``GRADIO_SERVER_NAME``
 (default 127.0.0.1; a Space sets 0.0.0.0). Also: ``ACCAPP_PRELOAD=0`` skips warming the default
-model at start; ``ACCAPP_CONCURRENCY`` (default 4) events run at once, while requests for one
-model queue behind each other (``ACCAPP_PER_MODEL_CONCURRENCY``, default 1);
-``ACCAPP_RESULTS_DIR`` points the explorer at another results folder.
+model at start; ``ACCAPP_RESULTS_DIR`` points the explorer at another results folder. The limits
+that keep a public Space up (queues, memory, uploads, request sizes) are listed in the README's
+"Limits and settings"; the queues' are in :mod:`accapp.ui.queues`.
+
+Requests are bounded before they reach a handler: an upload by Gradio's own ``max_file_size``
+(``ACCAPP_MAX_UPLOAD_MB``, 20), any other request body by :class:`BoundedRequests`
+(``ACCAPP_MAX_REQUEST_KB``, 1024), which also answers a full disk with a message (HTTP 507)
+instead of a bare HTTP 500.
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -20,10 +26,15 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the
 
 import gradio as gr  # noqa: E402
 
-from accapp.ui import about, explore, probe, score_file  # noqa: E402
+from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
+from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
+from accapp.ui import about, explore, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 from accapp.ui.state import get_state  # noqa: E402
+
+MAX_REQUEST_BYTES = queues.setting("ACCAPP_MAX_REQUEST_KB", 1024) * 1024  # a request body other than an upload
+SESSIONS = queues.setting("ACCAPP_SESSIONS", 1000)  # visitors' page state Gradio keeps (least recent dropped)
 
 TITLE = "Acceptability Explorer"
 HEADER = (
@@ -42,6 +53,91 @@ def private_temp_dir() -> str:
         atexit.register(shutil.rmtree, folder, True)
         print(f"[accapp] uploads and result files go to {folder} (removed at exit)", flush=True)
     return os.environ["GRADIO_TEMP_DIR"]
+
+
+class BoundedRequests:
+    """ASGI middleware: a request body over ``MAX_REQUEST_BYTES`` is refused (413) before a handler
+    reads it (uploads are bounded by Gradio's ``max_file_size`` instead), and a full disk while
+    handling a request (an upload being stored) is answered with a message (507), not a bare 500."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    @staticmethod
+    def _is_upload(path: str) -> bool:
+        return path.rstrip("/").endswith("/upload")
+
+    async def _send_text(self, send, status: int, text: str) -> None:
+        body = text.encode("utf-8")
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = None if self._is_upload(scope.get("path", "")) else MAX_REQUEST_BYTES
+        headers = dict(scope.get("headers") or [])
+        too_big = (f"The request is larger than this app accepts ({MAX_REQUEST_BYTES // 1024:,} KB); "
+                   "send less data at once.")
+        if limit is not None:
+            try:
+                declared = int(headers.get(b"content-length", b"0") or 0)
+            except ValueError:
+                declared = 0
+            if declared > limit:
+                return await self._send_text(send, 413, too_big)
+        seen = 0
+        started = False
+
+        async def bounded_receive():
+            nonlocal seen
+            message = await receive()
+            if limit is not None and message.get("type") == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise _TooLarge()
+            return message
+
+        async def tracking_send(message):
+            nonlocal started
+            if message.get("type") == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, bounded_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await self._send_text(send, 413, too_big)
+        except OSError as exc:
+            if not is_disk_full(exc) or started:
+                raise
+            print(f"[accapp] disk full while handling {scope.get('path')}: {exc}", flush=True)
+            await self._send_text(send, 507, DISK_FULL_MESSAGE)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def status() -> dict:
+    """The app's load and memory: the models loaded (least recently used first, with the memory each
+    is counted for), the memory budget, this process's resident memory, and the file jobs queued."""
+    state = get_state()
+    jobs = queues.file_jobs()
+    try:
+        import psutil
+
+        rss = int(psutil.Process().memory_info().rss)
+    except Exception:  # noqa: BLE001 - psutil is optional
+        rss = None
+    return {"models": state.loaded_models(), "memory_budget_bytes": state.pool.budget, "rss_bytes": rss,
+            "file_jobs": {"running": sum(j["state"] == "running" for j in jobs),
+                          "waiting": sum(j["state"] == "waiting" for j in jobs)},
+            "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "file_concurrency": queues.FILE_CONCURRENCY,
+                       "file_queue_max": queues.FILE_QUEUE_MAX, "file_jobs_per_visitor": queues.FILE_JOBS_PER_VISITOR,
+                       "max_upload_bytes": MAX_UPLOAD_BYTES, "max_request_bytes": MAX_REQUEST_BYTES}}
 
 
 def theme():
@@ -68,9 +164,12 @@ def build_app() -> gr.Blocks:
                 about.build()
         gr.api(probe.probe_api, api_name="probe", concurrency_id=PROBE_QUEUE,
                api_description="Score one minimal pair with every selected method; returns the verdict table.")
+        gr.api(status, api_name="status", queue=False, api_visibility="undocumented",
+               api_description="The models loaded, the memory budget, resident memory and the file jobs queued.")
         explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
                            api_visibility="undocumented").then(
             explore.render, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
+    queues.attach(demo)
     return demo
 
 
@@ -87,11 +186,17 @@ def main() -> None:
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
     demo = build_app()
-    demo.queue(default_concurrency_limit=int(os.environ.get("ACCAPP_CONCURRENCY", "4") or 4), max_size=64)
+    # Probes and every other event: PROBE_CONCURRENCY at once; file jobs have their own queue and
+    # limit (set on their events, accapp.ui.score_file); max_size bounds the events waiting.
+    demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     if os.environ.get("ACCAPP_PRELOAD", "1") != "0":
         get_state().preload()
+    from starlette.middleware import Middleware
+
+    print("[accapp] limits: " + json.dumps(status()["limits"]), flush=True)
     demo.launch(server_name=host, server_port=port, theme=theme(), css=CSS, show_error=False, ssr_mode=False,
-                footer_links=["api", "settings"])
+                footer_links=["api", "settings"], max_file_size=MAX_UPLOAD_BYTES, state_session_capacity=SESSIONS,
+                app_kwargs={"middleware": [Middleware(BoundedRequests)]})
 
 
 if __name__ == "__main__":

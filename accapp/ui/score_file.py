@@ -1,12 +1,20 @@
 """Score-a-file tab: a CSV or JSONL of minimal pairs in, a CSV with one row per input row out.
 
-The scoring is :mod:`accapp.service.score_file` (per-row checks, batches, an ``error`` column);
-this tab writes its result to a temporary file renamed into place, so a download never sees
-half a file. The same work is the ``/score_file`` API endpoint.
+The scoring is :mod:`accapp.service.score_file` (per-row checks, short steps, an ``error``
+column); this tab writes its result to a temporary file renamed into place, so a download never
+sees half a file. The same work is the ``/score_file`` API endpoint.
+
+File jobs wait in their own queue (:mod:`accapp.ui.queues`): before one joins it, a check refuses
+a second job of the same visitor, a full queue, a file over the size limit and a bad list of
+methods; while it runs it takes the model one short step at a time, after any probe. When it ends
+(done, failed or stopped) its upload is removed; the result stays for download for an hour.
+A full disk is a message.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import tempfile
 import time
@@ -16,13 +24,15 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from accapp.files import safe_name, write_csv_atomic
+from accapp.errors import UserError
+from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_atomic
 from accapp.methods import method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import score_file as svc
 from accapp.service.probe import method_choices
+from accapp.ui import queues
 from accapp.ui.common import esc, friendly, intro, note
-from accapp.ui.queues import FILE_QUEUE
+from accapp.ui.queues import FILE_CONCURRENCY, FILE_QUEUE
 from accapp.ui.state import get_state, model_choices
 
 MAX_ROWS = svc.MAX_ROWS
@@ -55,8 +65,11 @@ def _stem(name: str) -> str:
 
 
 def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None):
-    """The service's steps on the app's engine for this model (see service.score_file.score_steps)."""
-    return svc.score_steps(pairs, model_id, methods, run=partial(get_state().with_engine, model_id), progress=progress)
+    """The service's steps on the app's engine for this model, each a low-priority turn on the
+    model (AppState.background; see service.score_file.score_steps)."""
+    state = get_state()
+    return svc.score_steps(pairs, model_id, methods, run=partial(state.background, model_id), progress=progress,
+                           target=state.step_target)
 
 
 def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None) -> pd.DataFrame:
@@ -68,10 +81,18 @@ def upload_steps(path, model_id, methods, progress=None):
     pairs, name = svc.read_upload(path)
     df = yield from score_steps(pairs, model_id, list(methods or []), progress)
     root = get_state().tmpdir() / "results"
-    root.mkdir(parents=True, exist_ok=True)
     _prune(root)
-    out_dir = Path(tempfile.mkdtemp(dir=root, prefix="run-"))
-    out = write_csv(df, out_dir / f"{_stem(name)}-scored-{safe_name(model_id)}.csv")
+    out_dir = None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        out_dir = Path(tempfile.mkdtemp(dir=root, prefix="run-"))
+        out = write_csv(df, out_dir / f"{_stem(name)}-scored-{safe_name(model_id)}.csv")
+    except OSError as exc:
+        if out_dir is not None:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        if is_disk_full(exc):
+            raise UserError(DISK_FULL_MESSAGE) from exc
+        raise
     return str(out), df
 
 
@@ -94,17 +115,94 @@ def _summary(df: pd.DataFrame, model_id: str) -> str:
     return note(text, "warn" if bad else "good")
 
 
-@friendly
-def run_score(path, model_id, methods, progress=gr.Progress()):
-    steps = upload_steps(path, model_id, methods, progress)
-    while True:
+def _upload_dir() -> Path:
+    from gradio.utils import get_upload_folder
+
+    return Path(get_upload_folder()).resolve()
+
+
+def remove_upload(path, session: str | None = None) -> bool:
+    """Remove a job's uploaded file (and its folder, once empty) from Gradio's upload folder; never a
+    file elsewhere (a test's, the example's), nor one another queued job was sent with."""
+    if not path or not isinstance(path, (str, os.PathLike)):
+        return False
+    try:
+        real = Path(path).resolve()
+        uploads, ours = _upload_dir(), get_state().tmpdir().resolve()
+        if not real.is_relative_to(uploads) or real.is_relative_to(ours) or real == uploads:
+            return False
+        in_use = queues.uploads_in_use(exclude_session=session)
+        if in_use is None or str(real) in in_use:
+            return False
+        real.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            if real.parent != uploads:
+                real.parent.rmdir()  # Gradio keeps each upload in a folder of its own (its hash)
+        return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def file_job(path, request: gr.Request | None):
+    """One file job of a visitor: counted while it runs (a second one is refused), its upload
+    removed when it ends (done, failed or stopped), a full disk turned into a message."""
+    session = getattr(request, "session_hash", None)
+    with queues.file_job(session):
         try:
-            done, total = next(steps)
-        except StopIteration as stop:
-            out, df = stop.value
-            break
-        yield gr.skip(), note(f"Scoring… {done:,} of {total:,} rows done. <b>Stop</b> ends the run; "
-                              "nothing is written then.", "info"), gr.skip()
+            yield
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise UserError(DISK_FULL_MESSAGE) from exc
+            raise
+        finally:
+            if request is not None:  # a Gradio event, not a direct call (tests, scripts)
+                remove_upload(path, session)
+
+
+def validate_job(path, model_id, methods, request: gr.Request = None):
+    """Checked before a file job joins the queue (Gradio's validator, so a refusal is immediate and
+    takes no place in the queue): one job per visitor, the queue's length, the file's size, the
+    model and the methods. One gr.validate per input: file, model, methods."""
+    file_msg = queues.file_job_refusal(getattr(request, "session_hash", None)) or ""
+    if not file_msg and not path:
+        file_msg = "Upload a CSV or JSONL file of pairs first."
+    elif not file_msg:
+        with contextlib.suppress(OSError, TypeError, ValueError):  # else the job itself says what is wrong
+            try:
+                svc.check_upload_size(os.path.getsize(str(path)))
+            except UserError as exc:
+                file_msg = str(exc)
+    model_msg = methods_msg = ""
+    try:
+        get_spec(model_id)
+    except UserError as exc:
+        model_msg = str(exc)
+    else:
+        try:
+            svc.check_methods(model_id, methods)
+        except UserError as exc:
+            methods_msg = str(exc)
+    return [gr.validate(not m, m) for m in (file_msg, model_msg, methods_msg)]
+
+
+@friendly
+def run_score(path, model_id, methods, request: gr.Request = None, progress=gr.Progress()):
+    with file_job(path, request):
+        steps = upload_steps(path, model_id, methods, progress)
+        shown = None
+        while True:
+            try:
+                done, total = next(steps)
+            except StopIteration as stop:
+                out, df = stop.value
+                break
+            if (done, total) == shown:  # waiting for the model: nothing new to show
+                yield gr.skip(), gr.skip(), gr.skip()
+                continue
+            shown = done, total
+            yield gr.skip(), note(f"Scoring… {done:,} of {total:,} rows done. <b>Stop</b> ends the run; "
+                                  "nothing is written then.", "info"), gr.skip()
     preview_cols = [c for c in ("row", "good", "bad", "error", "majority_verdict") if c in df] + [
         c for c in df.columns if c.endswith(": verdict")][:6]
     preview = df[preview_cols].head(50).copy()
@@ -124,15 +222,16 @@ def preview_widths(columns: list[str]) -> list[str]:
 
 
 @friendly
-def api_score(file, model, methods, progress=gr.Progress()):
-    steps = upload_steps(file, model, methods, progress)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            yield stop.value[0]
-            return
-        yield gr.skip()  # a step: lets /cancel stop the run here
+def api_score(file, model, methods, request: gr.Request = None, progress=gr.Progress()):
+    with file_job(file, request):
+        steps = upload_steps(file, model, methods, progress)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                yield stop.value[0]
+                return
+            yield gr.skip()  # a step: lets /cancel stop the run here
 
 
 def example_file() -> str:
@@ -148,8 +247,10 @@ def build() -> None:
     gr.HTML(intro(
         "Score a file of pairs",
         "Upload a CSV or JSONL file with a <b>good</b> and a <b>bad</b> column (optional: paradigm, phenomenon, "
-        "pair_id). Every row gets every selected method's scores and verdict; rows that cannot be scored keep their "
-        f"place with a message in the <b>error</b> column. Up to {MAX_ROWS:,} rows at a time."))
+        "pair_id). Every row gets every selected method's scores and verdict; rows that cannot be scored (or a line "
+        f"that cannot be read) keep their place with a message in the <b>error</b> column. Up to {MAX_ROWS:,} rows "
+        f"and {svc.MAX_UPLOAD_BYTES / 1e6:.0f} MB at a time, one file at a time per visitor; the uploaded file is "
+        "removed from the server once it is scored."))
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             upload = gr.File(label="Your file (.csv, .tsv or .jsonl, UTF-8)", file_types=[".csv", ".tsv", ".jsonl", ".json", ".txt"],
@@ -177,10 +278,12 @@ def build() -> None:
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
     run_event = run_btn.click(run_score, [upload, model, methods], [result, summary, preview],
-                              api_visibility="undocumented", concurrency_id=FILE_QUEUE)
+                              api_visibility="undocumented", concurrency_id=FILE_QUEUE,
+                              concurrency_limit=FILE_CONCURRENCY, validator=validate_job)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoint: the same work, the result CSV alone as its output.
     api_out = gr.File(visible=False, label="result_csv")
     api_btn = gr.Button(visible=False)
     api_btn.click(api_score, [upload, model, methods], [api_out], api_name="score_file", concurrency_id=FILE_QUEUE,
+                  concurrency_limit=FILE_CONCURRENCY, validator=validate_job,
                   api_description="Score a CSV/JSONL file of minimal pairs (columns good, bad); returns the result CSV.")

@@ -3,17 +3,25 @@
 Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one through
 :meth:`AppState.with_engine`. Benchmark pairs come from :mod:`accapp.service.pairs`.
 
-- Models load lazily, the first time a request needs one, and stay loaded (one per id,
-  through :class:`accapp.models.loading.ModelPool`).
+- Models load lazily, the first time a request needs one, and stay loaded within a memory
+  budget (:class:`accapp.models.loading.ModelPool`, ``ACCAPP_MEMORY_BUDGET``): a model that
+  cannot fit is refused before it loads, and to make room the least recently used model is
+  unloaded once no request is using it.
 - Requests for one model run one at a time (``ACCAPP_PER_MODEL_CONCURRENCY``, default 1):
-  engines keep caches and a CPU has no spare cores anyway; requests for different models
-  run side by side (Gradio's queue decides how many events run at once).
+  engines keep caches and a CPU has no spare cores anyway. Interactive work (probes, prompts)
+  comes first: a waiting probe gets the model before any waiting file step
+  (:class:`PrioritySlots`), and on the model thread before any queued file step
+  (:class:`ModelThread`). File jobs reach the model through :meth:`AppState.background`, one
+  short step at a time, giving it back between steps.
 - The store (DuckDB over ``precomputed/``) is opened on first use and rebuilt when the set
   of result files changes, so results that appear while the app runs show up.
 - Uploads and result files live in one private temporary folder, removed at exit.
 - Model work runs on one dedicated thread (:meth:`AppState.compute`): torch's OpenMP
   workers belong to the thread that calls them, and Gradio's changing worker threads each
   kept a team of their own competing for the same two cores.
+
+Every cache here is bounded: ``_engines`` and the pool's models by the memory budget (and the
+registry's size), ``_loading`` and ``_slots`` by the registry's size (one entry per model id).
 """
 
 from __future__ import annotations
@@ -21,25 +29,102 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import contextlib
+import heapq
+import itertools
 import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from accapp.models import DEFAULT_MODEL, registry
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
 PER_MODEL = max(1, int(os.environ.get("ACCAPP_PER_MODEL_CONCURRENCY", "1") or 1))
+INTERACTIVE, BACKGROUND = 0, 1  # priorities: probes and prompts; file steps
+BACKGROUND_WAIT_S = 0.5  # a file step waits this long for the model, then yields (Stop works meanwhile)
+# A file step that has waited this long goes in turn with the probes: a stream of probes slows a file, never stops it.
+FILE_MAX_WAIT_S = float(os.environ.get("ACCAPP_FILE_MAX_WAIT_S", "5") or 5)
+QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (service.score_file.QUIET_STEP_S)
+EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
+
+
+class PrioritySlots:
+    """``n`` slots; a waiting interactive request is served before any waiting background one."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._free = n
+        self._waiting = [0, 0]
+        self._cond = threading.Condition()
+
+    def acquire(self, priority: int = INTERACTIVE, timeout: float | None = None) -> bool:
+        with self._cond:
+            self._waiting[priority] += 1
+            try:
+                ok = self._cond.wait_for(lambda: self._free > 0 and not any(self._waiting[:priority]), timeout)
+                if ok:
+                    self._free -= 1
+                return ok
+            finally:
+                self._waiting[priority] -= 1
+                self._cond.notify_all()
+
+    def release(self) -> None:
+        with self._cond:
+            self._free += 1
+            self._cond.notify_all()
+
+    @property
+    def in_use(self) -> int:
+        return self.n - self._free
+
+
+class ModelThread:
+    """One thread that runs all model work, interactive work first, each priority in arrival order."""
+
+    def __init__(self) -> None:
+        self._heap: list = []  # bounded by the requests in flight (each caller waits for its own)
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def is_current(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def submit(self, priority: int, fn, *args, **kwargs) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._cond:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="accapp-model", daemon=True)
+                self._thread.start()
+            heapq.heappush(self._heap, (priority, next(self._seq), future, fn, args, kwargs))
+            self._cond.notify()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._heap)
+                _, _, future, fn, args, kwargs = heapq.heappop(self._heap)
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
 
 
 def model_choices() -> list[tuple[str, str]]:
     """(label, id) of every registry model; embedded (offline) ones first."""
+    from accapp.models.availability import availability
+
     specs = sorted(registry().values(), key=lambda s: (not s.embedded, s.kind != "causal", s.id))
     out = []
     for s in specs:
-        where = "offline" if s.embedded else "downloads from the Hugging Face hub"
-        out.append((f"{s.name} · {s.kind} LM · {where}", s.id))
+        ok, where = availability(s)
+        out.append((f"{'' if ok else '⛔ '}{s.name} · {s.kind} LM · {where}", s.id))
     return out
 
 
@@ -48,28 +133,23 @@ class AppState:
         from accapp.models.loading import ModelPool
 
         self.results_dir = results_dir
-        self.pool = ModelPool()
-        self._engines: dict[str, object] = {}
+        self.pool = ModelPool(evict=self._evict)
+        self._engines: dict[str, object] = {}  # one per model id: bounded by the pool's budget and the registry
         self._lock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
-        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._loading: dict[str, threading.Lock] = {}  # one per model id (the registry's size)
+        self._slots: dict[str, PrioritySlots] = {}  # one per model id (the registry's size)
         self._store = None
         self._store_key = None
         self._store_lock = threading.Lock()
         self._tmp: Path | None = None
-        self._compute = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="accapp-model")
-        self._compute_thread: threading.Thread | None = None
+        self._thread = ModelThread()
+        self._last_interactive = 0.0  # when a probe or prompt last used a model (time.monotonic)
 
     def compute(self, fn, *args, **kwargs):
-        """Run model work on the model thread and wait for it (exceptions come back here)."""
-        if threading.current_thread() is self._compute_thread:
+        """Run model work on the model thread, ahead of file steps, and wait for it (exceptions come back here)."""
+        if self._thread.is_current():
             return fn(*args, **kwargs)
-
-        def run():
-            self._compute_thread = threading.current_thread()
-            return fn(*args, **kwargs)
-
-        return self._compute.submit(run).result()
+        return self._thread.submit(INTERACTIVE, fn, *args, **kwargs).result()
 
     # ------------------------------------------------------------------ engines
     def register_engine(self, model_id: str, engine) -> None:
@@ -81,9 +161,10 @@ class AppState:
         return model_id in self._engines
 
     def engine(self, model_id: str):
-        """The engine of a registry model, loading the model on first use."""
+        """The engine of a registry model, loading the model on first use (within the budget)."""
         with self._lock:
             if model_id in self._engines:
+                self.pool.touch(model_id)
                 return self._engines[model_id]
             load_lock = self._loading.setdefault(model_id, threading.Lock())
         with load_lock:  # one load per model, other models load meanwhile
@@ -105,30 +186,81 @@ class AppState:
 
     def with_engine(self, model_id: str, fn, *args, **kwargs):
         """fn(engine, *args, **kwargs) in one of the model's slots, on the model thread (the
-        model loads on first use): how every tab and endpoint reaches a model."""
-        with self.model_slot(model_id):
+        model loads on first use): how probes and prompts reach a model, ahead of file steps."""
+        self._last_interactive = time.monotonic()
+        try:
+            with self.model_slot(model_id):
+                engine = self.engine(model_id)
+                return self.compute(fn, engine, *args, **kwargs)
+        finally:
+            self._last_interactive = time.monotonic()
+
+    def step_target(self) -> float:
+        """The model seconds a file step aims at now: short while probes come, longer when none
+        came for QUIET_AFTER_S (fewer, larger steps lose less to splitting a pair's methods)."""
+        from accapp.service.score_file import QUIET_STEP_S, STEP_S
+
+        return STEP_S if time.monotonic() - self._last_interactive < QUIET_AFTER_S else QUIET_STEP_S
+
+    def background(self, model_id: str, fn, *args, wait: float = BACKGROUND_WAIT_S, waited: float = 0.0):
+        """fn(engine, *args) as a file job's step: the model is taken only when no interactive
+        request waits for it, and given back when the step ends. Raises ModelBusy when the model
+        stays taken for ``wait`` seconds, so the job can yield (and be stopped) before it tries again.
+        A step that has already ``waited`` FILE_MAX_WAIT_S seconds goes in turn with the probes."""
+        priority = INTERACTIVE if waited >= FILE_MAX_WAIT_S else BACKGROUND
+        with self.model_slot(model_id, priority, wait):
             engine = self.engine(model_id)
-            return self.compute(fn, engine, *args, **kwargs)
+            return self._thread.submit(priority, fn, engine, *args).result()
+
+    def _slot(self, model_id: str) -> PrioritySlots:
+        with self._lock:
+            return self._slots.setdefault(model_id, PrioritySlots(PER_MODEL))
 
     @contextlib.contextmanager
-    def model_slot(self, model_id: str):
-        """Hold one of the model's concurrency slots while scoring with it.
+    def model_slot(self, model_id: str, priority: int = INTERACTIVE, timeout: float | None = None):
+        """Hold one of the model's concurrency slots while scoring with it (ModelBusy after
+        ``timeout`` seconds without one).
 
         A model that runs out of memory or hits a device (CUDA) error is unloaded before the
         error goes on to become a message: its caches may hold half a batch, and on a GPU the
         memory is only given back this way. The next request loads it afresh.
         """
         from accapp.service.messages import is_device_error, is_oom
+        from accapp.service.score_file import ModelBusy
 
-        with self._lock:
-            sem = self._slots.setdefault(model_id, threading.BoundedSemaphore(PER_MODEL))
-        with sem:
-            try:
-                yield
-            except Exception as exc:
-                if is_oom(exc) or is_device_error(exc):
-                    self.unload(model_id)
-                raise
+        slots = self._slot(model_id)
+        if not slots.acquire(priority, timeout):
+            raise ModelBusy(model_id)
+        try:
+            yield
+        except Exception as exc:
+            if is_oom(exc) or is_device_error(exc):
+                self.unload(model_id)
+            raise
+        finally:
+            slots.release()
+
+    def _evict(self, model_id: str, wait: float = EVICT_WAIT_S) -> bool:
+        """Unload a model to make room for another, once no request is using it (the pool's
+        callback; False when it stays in use for ``wait`` seconds)."""
+        slots = self._slot(model_id)
+        taken = 0
+        try:
+            deadline = time.monotonic() + wait
+            while taken < slots.n:  # every slot: nobody scores with it while it goes
+                if not slots.acquire(INTERACTIVE, max(0.0, deadline - time.monotonic())):
+                    return False
+                taken += 1
+            print(f"[accapp] unloading {model_id} to make room (memory budget)", flush=True)
+            self.unload(model_id)
+            return True
+        finally:
+            for _ in range(taken):
+                slots.release()
+
+    def loaded_models(self) -> list[dict]:
+        """The models loaded now, least recently used first (id, dtype, quantization, bytes, idle_s)."""
+        return self.pool.loaded()
 
     def unload(self, model_id: str) -> None:
         """Forget a model's engine and weights (the next request reloads them)."""
