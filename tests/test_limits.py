@@ -340,9 +340,11 @@ def test_a_full_disk_is_a_message_not_a_500(client, app, tmp_path):
             job.result(timeout=180)  # the upload fit; the result CSV does not
         big = tmp_path / "more.csv"
         big.write_bytes(b"good,bad\n" + b"a,b\n" * 100_000)
+        sent = time.time()
         with open(big, "rb") as f:
             r = httpx.post(app.url + "gradio_api/upload", files={"files": ("more.csv", f, "text/csv")}, timeout=60)
         assert r.status_code == 507 and "disk is full" in r.text
+        assert not [p for p in app.temp.glob("tmp*") if p.stat().st_mtime >= sent - 1]  # its partial file is gone
     finally:
         filler.unlink(missing_ok=True)
     assert re.search(r"disk full while handling /gradio_api/upload", app.log_tail(200_000))

@@ -15,12 +15,15 @@ instead of a bare HTTP 500.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shutil
 import signal
 import sys
 import tempfile
+import time
+from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the app runs offline
 
@@ -89,6 +92,7 @@ class BoundedRequests:
                 return await self._send_text(send, 413, too_big)
         seen = 0
         started = False
+        since = time.time()
 
         async def bounded_receive():
             nonlocal seen
@@ -114,7 +118,20 @@ class BoundedRequests:
             if not is_disk_full(exc) or started:
                 raise
             print(f"[accapp] disk full while handling {scope.get('path')}: {exc}", flush=True)
+            if limit is None:
+                self._remove_partial_uploads(since)
             await self._send_text(send, 507, DISK_FULL_MESSAGE)
+
+    @staticmethod
+    def _remove_partial_uploads(since: float) -> None:
+        """The half-written files an upload cut short by a full disk leaves (Gradio streams each into
+        a NamedTemporaryFile, tmp*, in its upload folder and removes it only on its own errors)."""
+        from gradio.utils import get_upload_folder
+
+        for p in Path(get_upload_folder()).glob("tmp*"):
+            with contextlib.suppress(OSError):
+                if p.is_file() and p.stat().st_mtime >= since - 1:
+                    p.unlink()
 
 
 class _TooLarge(Exception):
