@@ -48,6 +48,7 @@ class PairResult:
     len_good: int  # tokens of the bare sentences (special tokens excluded)
     len_bad: int
     detail: dict = field(default_factory=dict)  # masked LMs: "good"/"bad" -> SentencePLL
+    words: dict | None = None  # with words=True: "good"/"bad" -> Engine.word_scores' records
 
     @property
     def rows(self) -> list[dict]:
@@ -113,8 +114,11 @@ class Engine:
         return checked, errors
 
     # ---- scoring -------------------------------------------------------------------------
-    def score_pairs(self, pairs: list[Pair], methods=None, language: str | None = None) -> list[PairResult]:
-        """Score checked pairs (see check_pair) under the methods, sharing every forward pass."""
+    def score_pairs(self, pairs: list[Pair], methods=None, language: str | None = None,
+                    words: bool = False) -> list[PairResult]:
+        """Score checked pairs (see check_pair) under the methods, sharing every forward pass;
+        with words=True each result also carries its sentences' words (word_scores), from the
+        same passes."""
         methods = self.resolve(methods)
         ctx_of = {}
         requests: dict = {}
@@ -122,7 +126,7 @@ class Engine:
             lang = language or self.language or detect_language(pair.good, pair.bad)
             ctx = ctx_of[id(pair)] = self.context(lang)
             for s in (pair.good, pair.bad):
-                for r in self.scorer.token_requests(s):
+                for r in self._word_requests(s) if words else self.scorer.token_requests(s):
                     requests[r] = None
             for m in methods:
                 for r in m.requests(pair, ctx):
@@ -138,7 +142,8 @@ class Engine:
                 tokens[key], d = token_view(results[self.scorer.token_requests(s)[0]])
                 if d is not None:
                     detail[key] = d
-            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail))
+            found = {"good": self._words_of(pair.good, results), "bad": self._words_of(pair.bad, results)} if words else None
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found))
         return out
 
     def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:
@@ -161,19 +166,22 @@ class Engine:
         the plain token sum as ``logprob_sum``; a masked LM: the PLL-word-l2r sum for both,
         ``correction_applies`` False. Token log-probs are token_scores' own."""
         checked = {t: self.check_sentence(t) for t in texts}
-        requests = {r: None for c in checked.values() for r in self.scorer.token_requests(c)}
-        if self.kind != "masked":
-            requests.update({BoundaryRequest(c): None for c in checked.values()})
+        requests = {r: None for c in checked.values() for r in self._word_requests(c)}
         results = self.scorer.execute(list(requests))
-        out = {}
-        for t, c in checked.items():
-            res = results[self.scorer.token_requests(c)[0]]
-            if self.kind == "masked":
-                out[t] = sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
-                                           logprob_sum=w.logprob["word_l2r"]) for w in res.words])
-            else:
-                out[t] = word_records(c, res.offsets, res.logprobs, results[BoundaryRequest(c)])
-        return out
+        return {t: self._words_of(c, results) for t, c in checked.items()}
+
+    def _word_requests(self, text: str) -> list:
+        """The requests whose results give a sentence's words: its tokens, and for a causal LM
+        the word-boundary probabilities (answered from the same pass)."""
+        extra = [] if self.kind == "masked" else [BoundaryRequest(text)]
+        return self.scorer.token_requests(text) + extra
+
+    def _words_of(self, text: str, results: dict) -> list[dict]:
+        res = results[self.scorer.token_requests(text)[0]]
+        if self.kind == "masked":
+            return sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
+                                     logprob_sum=w.logprob["word_l2r"]) for w in res.words])
+        return word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text)])
 
     def score_pair(self, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
         self.resolve(methods)  # bad method ids fail before any work

@@ -10,8 +10,14 @@ the first request pays for loading it; then times, interleaved round by round:
 With --blimp N, then http over N BLiMP pairs, one from each paradigm (the first of each paradigm's
 seeded sample, as bench/perf.py's probe figure): the spread over typical pairs, every pair new.
 
+With --stages N, no server: the Probe tab's own handler (accapp.ui.probe.run_probe, a generator
+that yields each stage) runs in this process on the same N typical pairs, warm, and the time to
+its first answer (surprisal by word and the sentence-probability methods) and to the full set
+are printed, median and 90th percentile.
+
     python bench/probe_latency.py [--model smollm2-135m-instruct] [--methods all] [--repeats 5]
                                   [--threads N] [--browser] [--blimp 67] [--json]
+    python bench/probe_latency.py --stages 67 [--model ...] [--threads N]
 
 Prints the figures (and JSON with --json). Times are wall-clock seconds seen by the client.
 """
@@ -118,6 +124,41 @@ class BrowserProbe:
         self._pw.stop()
 
 
+def staged(model: str, n: int, threads: int | None) -> dict:
+    """Time to the probe's first stage and to its last, in process, over n typical pairs (warm)."""
+    sys.path.insert(0, str(ROOT))
+    import torch
+    from typical import spread, typical_pairs
+
+    from accapp.methods import method_ids
+    from accapp.models import get_spec
+    from accapp.ui import probe, state
+
+    if threads:
+        torch.set_num_threads(threads)
+    state.set_state(state.AppState())
+    methods = method_ids(get_spec(model).kind)
+
+    def one(good: str, bad: str) -> tuple[float, float]:
+        t = time.perf_counter()
+        first = None
+        for out in probe.run_probe(good, bad, model, "", methods, "bits", "words", "lp", None):
+            if first is None and "acc-verdict" in str(out[2]):
+                first = time.perf_counter() - t
+            if "Nothing scored" in str(out[0]):
+                raise RuntimeError(out[0])
+        return first, time.perf_counter() - t
+
+    one(*PAIRS[0])  # warm: the model loads, the prefixes and the reliability flags are cached
+    firsts, fulls = [], []
+    for good, bad in typical_pairs(n):
+        f, a = one(good, bad)
+        firsts.append(f)
+        fulls.append(a)
+    return {"model": model, "pairs": n, "methods": len(methods), "threads": torch.get_num_threads(),
+            "first_stage": spread(firsts), "full": spread(fulls)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -127,8 +168,21 @@ def main() -> int:
     ap.add_argument("--browser", action="store_true", help="also time the Probe tab in headless Chromium")
     ap.add_argument("--blimp", type=int, default=0, metavar="N",
                     help="then time http over N BLiMP pairs, one a paradigm (67: every paradigm)")
+    ap.add_argument("--stages", type=int, default=0, metavar="N",
+                    help="only: time the Probe tab's stages in process over N typical BLiMP pairs")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.stages:
+        res = staged(args.model, args.stages, args.threads)
+        if args.json:
+            print(json.dumps(res))
+        else:
+            print(f"probe stages · {res['model']} · {res['methods']} methods · {res['threads']} threads · "
+                  f"{res['pairs']} typical BLiMP pairs, warm, in process (the Probe tab's handler)")
+            for k, label in (("first_stage", "first answer (surprisal by word, LP family)"), ("full", "every method")):
+                v = res[k]
+                print(f"  {label:45}: median {v['median_s']:.3f} s, 90th percentile {v['p90_s']:.3f} s, max {v['max_s']:.3f} s")
+        return 0
 
     from gradio_client import Client
 

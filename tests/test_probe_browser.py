@@ -131,7 +131,8 @@ def test_counter_refusal_and_stop(page):
     textbox(page, "probe-good").fill("These casseroles disgust Kayla.")
     textbox(page, "probe-bad").fill("These casseroles disgusts Kayla.")
     page.click("#probe-run")
-    page.wait_for_selector("#probe-status .acc-pending:has-text('Still computing')")
+    page.wait_for_function("() => document.querySelector('#probe-summary .acc-verdict') && "
+                           "(document.querySelector('#probe-status')?.innerText || '').includes('Still computing')")
     page.click("#probe-stop")
     page.wait_for_function("() => (document.querySelector('#probe-status')?.innerText || '').includes('Stopped')")
     assert "LP prefers the acceptable sentence" in page.inner_text("#probe-summary")

@@ -53,7 +53,7 @@ class FakeEngine:
             MethodScore("ens_mix_p3", "-", 0.7, 0.3, answers=Answers(p_votes=2, l_votes=4)),
         ]
 
-    def score_pairs(self, pairs, methods=None, language=None):
+    def score_pairs(self, pairs, methods=None, language=None, words=False):
         self.calls += 1
         out = []
         for p in pairs:
@@ -64,8 +64,9 @@ class FakeEngine:
             toks = {k: [{"token": w, "start": 0, "end": len(w), "logprob": -1.5} for w in s.split()]
                     for k, s in (("good", p.good), ("bad", p.bad))}
             wanted = svc.probe_methods("causal", methods)
+            found = {"good": self.word_scores([p.good])[p.good], "bad": self.word_scores([p.bad])[p.bad]} if words else None
             out.append(PairResult(p, toks, [s for s in self._scores(p) if s.method in wanted], len(toks["good"]),
-                                  len(toks["bad"])))
+                                  len(toks["bad"]), words=found))
         return out
 
     def word_scores(self, texts):

@@ -163,6 +163,28 @@ def test_fast_and_naive_scorers_agree_and_sums_are_token_scores(name, request):
     assert np.any(_boundary(fast, ENGLISH[0]) < -1e-3)  # the random model leaves mass outside B
 
 
+@pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma"])
+def test_boundaries_from_the_scoring_pass_equal_a_pass_of_their_own(name, request):
+    """execute answers a BoundaryRequest from the pass that scores its sentence (a template-mate
+    packed beside it); boundary_logprobs runs a pass of its own: the same values. And the
+    probe's words (score_pairs with words=True, one call) are word_scores' own."""
+    from accapp.methods import method_ids
+    from accapp.scoring.api import SeqRequest
+
+    lm = request.getfixturevalue(name)
+    engine = Engine(make_scorer(lm))
+    texts = ENGLISH + CHINESE
+    mates = [SeqRequest(("Here is a sentence: ", t)) for t in texts]  # packed rows with a shared prefix
+    got = engine.scorer.execute([BoundaryRequest(t) for t in texts] + mates)
+    for t, own in zip(texts, engine.scorer.boundary_logprobs(texts)):
+        np.testing.assert_allclose(got[BoundaryRequest(t)], own, atol=2e-5)
+    (result,) = engine.score_pairs([engine.check_pair(ENGLISH[0], ENGLISH[1])], method_ids("causal"), words=True)
+    alone = engine.word_scores(ENGLISH[:2])
+    for key, text in (("good", ENGLISH[0]), ("bad", ENGLISH[1])):
+        assert [w["word"] for w in result.words[key]] == [w["word"] for w in alone[text]]
+        np.testing.assert_allclose([w["logprob"] for w in result.words[key]], [w["logprob"] for w in alone[text]], atol=1e-4)
+
+
 def test_word_rule_names():
     assert word_rule("causal") == WORD_RULE_CORRECTED and word_rule("masked") == WORD_RULE_SUM
     assert "Pimentel & Meister 2024" in WORD_RULE_CORRECTED

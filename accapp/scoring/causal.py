@@ -367,13 +367,18 @@ class CausalScorer:
 
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
-              answers: list[tuple[int, ...] | None] | None = None) -> list[np.ndarray]:
+              answers: list[tuple[int, ...] | None] | None = None, boundaries: list[list[str] | None] | None = None,
+              boundary_out: dict | None = None) -> list[np.ndarray]:
         """Per sequence (starting with the start token): with answers[i] None, log p(seq[i] | seq[:i])
         for i >= 1; with a tuple of candidate ids, the full-vocabulary log-probs of those candidates
         as the next token after the whole sequence (the vocabulary projection runs at that one
         position). Both kinds share the forward passes. limits: see _shared_lengths.
+        boundaries[i], for a sequence with no template prefix: the kinds of _boundary_values at
+        each of its positions; its log P(B) values go to boundary_out[i], from the same hidden
+        states (no extra pass).
         """
         answers = answers or [None] * len(seqs)
+        boundaries = boundaries or [None] * len(seqs)
         shared = self._shared_lengths(seqs, limits)
         results: list[np.ndarray | None] = [None] * len(seqs)
         for idx, flat, nodes, ids, prefixes in self._hidden_states(seqs, shared):
@@ -388,6 +393,8 @@ class CausalScorer:
                     last.append(node[-1])
                     continue
                 scored.append((i, own, pr))
+                if boundaries[i] is not None and pr is None and len(node) == len(boundaries[i]):
+                    boundary_out[i] = self._boundary_values(flat[node], boundaries[i])
                 if pr is None:  # the row starts with the start token: score from its 2nd token
                     rows.append(node[:-1])
                     targets.append(own[1:])
@@ -428,15 +435,32 @@ class CausalScorer:
             self._boundary = {k: torch.from_numpy(m) for k, m in masks.items()}
         return self._boundary
 
+    def _boundary_values(self, hidden: torch.Tensor, kinds: list[str]) -> np.ndarray:
+        """log P(B) at each row of hidden (one row per position k = 0..n, predicting the token
+        after it), B chosen by the kind of the character before (kinds[k]; '' = every token
+        begins a word there: 0.0). Logits in float32 (soft-capped as the model does), each value
+        -log(1 + P(not B)/P(B)) from the two logsumexps, so a P(B) near 1 keeps its precision."""
+        masks = self.boundary_masks()
+        vals = np.zeros(len(kinds), dtype=np.float64)
+        for kind in sorted({k for k in kinds if k}):
+            ks = [k for k, kk in enumerate(kinds) if kk == kind]
+            rows = torch.tensor(ks, device=hidden.device)
+            logits = self._project(hidden[rows], 0, self._vocab).float()
+            if self._softcap:
+                logits = torch.tanh(logits / self._softcap) * self._softcap
+            mask = masks[kind].to(logits.device)
+            inside = torch.logsumexp(logits[:, mask], dim=-1).double().cpu().numpy()
+            outside = (torch.logsumexp(logits[:, ~mask], dim=-1).double().cpu().numpy()
+                       if not bool(mask.all()) else np.full(len(ks), -np.inf))
+            vals[ks] = -np.logaddexp(0.0, outside - inside)
+        return vals
+
     @torch.inference_mode()
     def boundary_logprobs(self, texts: list[str]) -> list[np.ndarray]:
         """Per text, log P(next token begins a new word | start token + first k tokens), k = 0..n
         (float64; 0.0 where every token begins a word: k = 0, or after whitespace, punctuation,
-        a symbol or a CJK character). One plain right-padded forward pass per batch of texts
-        (no prefix sharing, no packing: the probe asks for two sentences), the logits in
-        float32 (soft-capped as the model does), each log P(B) as -log(1 + P(not B)/P(B))
-        from the two logsumexps, so a P(B) near 1 keeps its precision."""
-        masks = self.boundary_masks()
+        a symbol or a CJK character), from a plain right-padded forward pass of its own. The
+        engine's calls get the same values from the pass that scores the sentence (execute)."""
         out: list[np.ndarray] = []
         for i in range(0, len(texts), self.batch_size):
             chunk = texts[i : i + self.batch_size]
@@ -446,21 +470,8 @@ class CausalScorer:
             ids = torch.tensor([list(q) + [self.start_id] * (width - len(q)) for q in seqs])
             hidden = self._decoder(input_ids=ids.to(self.device), use_cache=False).last_hidden_state
             for b, (text, enc, seq) in enumerate(zip(chunk, encs, seqs)):
-                kinds = context_kinds(text, enc.offsets)
                 shift = len(seq) - len(enc.ids)  # 1: the start token was added
-                vals = np.zeros(len(kinds), dtype=np.float64)
-                for kind in sorted({k for k in kinds if k}):
-                    ks = [k for k, kk in enumerate(kinds) if kk == kind]
-                    rows = torch.tensor([k + shift - 1 for k in ks], device=hidden.device)
-                    logits = self._project(hidden[b, rows], 0, self._vocab).float()
-                    if self._softcap:
-                        logits = torch.tanh(logits / self._softcap) * self._softcap
-                    mask = masks[kind].to(logits.device)
-                    inside = torch.logsumexp(logits[:, mask], dim=-1).double().cpu().numpy()
-                    outside = (torch.logsumexp(logits[:, ~mask], dim=-1).double().cpu().numpy()
-                               if not bool(mask.all()) else np.full(len(ks), -np.inf))
-                    vals[ks] = -np.logaddexp(0.0, outside - inside)
-                out.append(vals)
+                out.append(self._boundary_values(hidden[b, shift - 1 : len(seq)], context_kinds(text, enc.offsets)))
         return out
 
     # ---- the engine's contract (accapp.scoring.api) ------------------------------------
@@ -524,6 +535,8 @@ class CausalScorer:
         if len(seq_reqs) + len(next_reqs) + len(bnd_reqs) < len(requests):
             raise ValueError("a causal LM answers SeqRequest, NextRequest and BoundaryRequest only (PLL needs a masked LM)")
         out: dict = {}
+        # A sentence's word boundaries come from the pass that scores it: its SeqRequest joins.
+        seq_reqs += [SeqRequest((r.text,)) for r in bnd_reqs if SeqRequest((r.text,)) not in set(seq_reqs)]
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
         # pass and a projection at the answer position; others score the answer tokens.
@@ -540,7 +553,10 @@ class CausalScorer:
         seqs += [plans[r][0][0] for r in simple]
         limits += [self._prompt_limit(r) for r in simple]
         answers = [None] * n_seq + [tuple(a[0] for _, a in plans[r]) for r in simple]
-        lps = self.score(seqs, limits, answers) if seqs else []
+        kinds = {r.text: context_kinds(r.text, self.encode(r.text).offsets) for r in bnd_reqs}
+        bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 else None for r in seq_reqs] + [None] * (len(seqs) - len(seq_reqs))
+        found: dict = {}
+        lps = self.score(seqs, limits, answers, bounds, found) if seqs else []
         for r, lp in zip(seq_reqs, lps):
             ids, offsets, part_of = encoded[r]
             text = "".join(r.parts)
@@ -553,6 +569,10 @@ class CausalScorer:
             out[r] = np.asarray(v)
         for r, v in zip(simple, lps[n_seq:]):
             out[r] = v.astype(np.float64)
-        if bnd_reqs:
-            out.update(zip(bnd_reqs, self.boundary_logprobs([r.text for r in bnd_reqs])))
-        return out
+        at = {r.parts[0]: i for i, r in enumerate(seq_reqs) if len(r.parts) == 1}
+        for r in bnd_reqs:
+            out[r] = found.get(at[r.text])
+        missing = [r for r in bnd_reqs if out[r] is None]  # a sentence that starts with the start token itself
+        if missing:
+            out.update(zip(missing, self.boundary_logprobs([r.text for r in missing])))
+        return {r: v for r, v in out.items() if r in set(requests)}

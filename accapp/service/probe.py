@@ -78,10 +78,11 @@ def language_mismatch(languages, good: str, bad: str) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ scoring
-def probe(engine, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
-    """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair."""
+def probe(engine, good: str, bad: str, methods=None, language: str | None = None, words: bool = False) -> PairResult:
+    """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair
+    (words=True: with its words, PairResult.words)."""
     methods = probe_methods(engine.kind, methods)
-    return engine.score_pairs([engine.check_pair(good, bad)], methods, language)[0]
+    return engine.score_pairs([engine.check_pair(good, bad)], methods, language, words=words)[0]
 
 
 def majority(scores: list[MethodScore]) -> dict:
@@ -187,11 +188,8 @@ def stages(methods: list[str]) -> list[tuple[str, list[str]]]:
 def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: bool = False):
     """One stage of a probe: (PairResult, words or None, the word rule); words = {"good": [...],
     "bad": [...]}, each word's record from Engine.word_scores (the first stage asks for them)."""
-    result = probe(engine, good, bad, methods)
-    if not with_words:
-        return result, None, ""
-    ws = engine.word_scores([result.pair.good, result.pair.bad])
-    return result, {"good": ws[result.pair.good], "bad": ws[result.pair.bad]}, engine.word_rule
+    result = probe(engine, good, bad, methods, words=with_words)
+    return result, result.words, engine.word_rule if with_words else ""
 
 
 def merge(first: PairResult | None, more: PairResult) -> PairResult:

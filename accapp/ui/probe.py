@@ -24,7 +24,17 @@ from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import plots
 from accapp.ui.common import esc, friendly, intro, note, pair_label
-from accapp.ui.probe_view import context_html, error_html, headline_html, pending_html, styled, table_columns, verdict_frame, votes_html
+from accapp.ui.probe_view import (
+    busy_html,
+    context_html,
+    error_html,
+    headline_html,
+    pending_html,
+    styled,
+    table_columns,
+    verdict_frame,
+    votes_html,
+)
 from accapp.ui.queues import PROBE_QUEUE
 from accapp.ui.state import ANY, BENCHMARKS, get_state, model_choices, paradigms, phenomena, random_pair
 
@@ -112,13 +122,16 @@ def _word_figure(report: dict, unit: str, view: str):
     return plots.surprisal_figure(items, unit, item="word")
 
 
-def render_report(report: dict | None, unit: str, view: str):
-    """(headline, surprisal figure, difference figure, votes table) of one model's report."""
+def render_report(report: dict | None, unit: str, view: str, figures: bool = True):
+    """(headline, surprisal figure, difference figure, votes table) of one model's report
+    (figures=False: the figures left as they are, gr.update())."""
     if report is None:
         return "", None, None, ""
     head = report.get("headline")
     if head:
         report = dict(report, headline=dict(head, text=verdicts.headline_text(head, unit)))
+    if not figures:
+        return headline_html(report), gr.update(), gr.update(), votes_html(report, unit)
     diff = plots.difference_figure(report["difference"], unit) if report.get("difference") and view != "tokens" else None
     return (headline_html(report), _word_figure(report, unit, view), gr.update(value=diff, visible=diff is not None),
             votes_html(report, unit))
@@ -136,11 +149,12 @@ def view_note(report: dict | None, view: str) -> str:
     return f"Surprisal of each word: {rule}" if rule else "Surprisal of each word."
 
 
-def _outputs(saved: dict | None, unit: str, view: str, status: str = ""):
-    """Every output of a probe, rendered from `saved` ({"reports": [a, b or None], ...})."""
+def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures: bool = True):
+    """Every output of a probe, rendered from `saved` ({"reports": [a, b or None], ...});
+    figures=False keeps the figures (a later stage: words and tokens are the first stage's)."""
     reports = (saved or {}).get("reports") or [None, None]
     a, b = reports[0], reports[1] if len(reports) > 1 else None
-    ra, rb = render_report(a, unit, view), render_report(b, unit, view)
+    ra, rb = render_report(a, unit, view, figures), render_report(b, unit, view, figures)
     table = None
     if a is not None:
         table = styled(verdict_frame(a.get("verdicts_run") or a["verdicts"], bool(a.get("has_run")),
@@ -172,7 +186,7 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
         plan = {m: svc.stages(chosen[m]) for m in models}
         cold = [specs[m].name for m in models if not state.is_loaded(m)]
         first = "Loading " + " and ".join(cold) + " (first use: this takes a little while)…" if cold else "Scoring…"
-        yield (*_outputs(None, unit, view, pending_html([first])), meta, pair_label(meta))
+        yield (*_outputs(None, unit, view, busy_html(first)), meta, pair_label(meta))
         results, words, rules, reports = {}, {}, {}, {}
         for k in range(max(len(p) for p in plan.values())):
             for m in models:
@@ -188,7 +202,7 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
             saved = {"reports": [reports.get(m) for m in models] + [None] * (2 - len(models)), "models": models}
             if not pending:
                 meta = _finish(saved, store, models[0], results[models[0]], meta, good, bad)
-            yield (*_outputs(saved, unit, view, pending_html(pending)), meta, pair_label(meta))
+            yield (*_outputs(saved, unit, view, pending_html(pending), figures=k == 0), meta, pair_label(meta))
     except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
         if not isinstance(exc, UserError):
             log.error("probe failed:\n%s", traceback.format_exc())

@@ -169,12 +169,16 @@ def headline_html(report: dict | None, status: str = "") -> str:
     return note("".join(parts), kind)
 
 
+def busy_html(text: str) -> str:
+    """A working state with a spinner (text is trusted, written here)."""
+    return f"<div class='acc-pending' role='status'><span class='acc-spinner'></span> {esc(text)}</div>"
+
+
 def pending_html(pending: list[str]) -> str:
     """The visible 'still computing' state."""
     if not pending:
         return ""
-    what = ", then ".join(STAGE_TEXT.get(p, p) for p in pending)
-    return f"<div class='acc-pending' role='status'><span class='acc-spinner'></span> Still computing {esc(what)}…</div>"
+    return busy_html(f"Still computing {', then '.join(STAGE_TEXT.get(p, p) for p in pending)}…")
 
 
 def _bench_cell(v: dict) -> str:
