@@ -8,29 +8,38 @@ from pathlib import Path
 def cmd_bench(args) -> int:
     from accapp.methods import resolve
     from accapp.models import get_spec
+
+    models = [m.strip() for m in args.model.split(",") if m.strip()]
+    for model in models:  # bad model or method ids fail before a model loads
+        resolve(args.methods, get_spec(model).kind)
+    paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
+    ray = connected = None
+    if args.ray is not None:  # one connection for every model of the run (a clear message without Ray)
+        from accapp.runner.ray_runner import connect
+
+        ray, connected = connect(args.ray or None)
+    try:
+        for model in models:
+            _bench_model(args, model, paradigms)
+    finally:
+        if connected:
+            ray.shutdown()
+    return 0
+
+
+def _bench_model(args, model: str, paradigms) -> None:
     from accapp.runner.datasets import bench_name
     from accapp.runner.runner import consolidate, consolidated_path, restore_units
 
-    models = [m for m in args.model.split(",") if m.strip()]
-    for model in models:  # bad model or method ids fail before a model loads
-        resolve(args.methods, get_spec(model.strip()).kind)
-    if args.ray is not None:
-        from accapp.runner.ray_runner import import_ray
-
-        import_ray()  # a clear message when the extra is missing, before any work
-    paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
-    for model in (m.strip() for m in models):
-        if args.consolidate_to:
-            restored = restore_units(consolidated_path(Path(args.consolidate_to), model, bench_name(args.benchmark)), Path(args.out))
-            if restored:
-                print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
-        summary = _run_one(args, model, paradigms)
-        _print_summary(summary)
-        if args.consolidate_to:
-            # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
-            for path in consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
-                print(f"consolidated: {path}")
-    return 0
+    if args.consolidate_to:
+        restored = restore_units(consolidated_path(Path(args.consolidate_to), model, bench_name(args.benchmark)), Path(args.out))
+        if restored:
+            print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
+    _print_summary(_run_one(args, model, paradigms))
+    if args.consolidate_to:
+        # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
+        for path in consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
+            print(f"consolidated: {path}")
 
 
 def _run_one(args, model: str, paradigms) -> dict:

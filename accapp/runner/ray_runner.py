@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -159,6 +160,10 @@ def run_benchmark_ray(
     resources = ray.cluster_resources()
     gpus = default_gpus_per_worker(model, resources.get("GPU", 0)) if gpus_per_worker is None else gpus_per_worker
     n = workers or default_workers(resources, gpus, cpus_per_worker)
+    if gpus > resources.get("GPU", 0) or cpus_per_worker > resources.get("CPU", 0):
+        print(f"warning: a worker asks for {gpus:g} GPU and {cpus_per_worker:g} CPU; the cluster has {resources.get('GPU', 0):g} "
+              f"GPU and {resources.get('CPU', 0):g} CPU now, so workers wait until an autoscaler adds them "
+              "(--gpus-per-worker 0 runs on CPUs)", file=sys.stderr)
     actor_class = ray.remote(num_cpus=cpus_per_worker, num_gpus=gpus, max_restarts=max_restarts,
                              max_task_retries=max_restarts, concurrency_groups={"ping": 1})(BlockWorker)
     actors = [actor_class.remote(config, max(1, int(cpus_per_worker))) for _ in range(n)]
@@ -168,7 +173,11 @@ def run_benchmark_ray(
         run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size, progress,
                            desc=f"{info['model']} {bench_name(benchmark)} on Ray")
         startup = time.perf_counter() - t_start
-        summary = _drive(ray, actors, run, on_result)
+        keep = max(1, min(len(actors), len(run.blocks)))  # no more workers than blocks
+        actors = [actors[first]] + [a for i, a in enumerate(actors) if i != first]
+        for a in actors[keep:]:
+            ray.kill(a)
+        summary = _drive(ray, actors[:keep], run, on_result)
         summary["startup_seconds"] = startup
         return summary
     finally:

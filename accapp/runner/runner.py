@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
@@ -166,10 +167,11 @@ def plan_blocks(sample: pd.DataFrame, out: Path, model: str, bench: str, templat
         skipped += sum(len(tpls) for m, tpls in templates.items() if m not in missing)
         if not missing:
             continue
-        by_id = group.set_index("pair_id")
-        todo = sorted(set().union(*missing.values()), key=lambda x: (len(str(x)), str(x)))
+        todo = set().union(*missing.values())
+        rows = {pid: (paradigm, pid, phen, good, bad)
+                for pid, phen, good, bad in zip(group.pair_id, group.phenomenon, group.good, group.bad) if pid in todo}
         groups.setdefault(tuple(m for m in templates if m in missing), []).extend(
-            (paradigm, pid, by_id.at[pid, "phenomenon"], by_id.at[pid, "good"], by_id.at[pid, "bad"]) for pid in todo)
+            rows[pid] for pid in sorted(rows, key=lambda x: (len(str(x)), str(x))))
     blocks: list[Block] = []
     for methods, items in groups.items():
         n = -(-len(items) // block_size)  # blocks of equal size (at most block_size): no small last one
@@ -285,8 +287,7 @@ class BenchmarkRun:
         if path.exists():  # this run's earlier blocks, or an earlier run's
             have = pd.read_parquet(path)
             part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
-        part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
-        write_parquet_atomic(part, path)
+        write_parquet_atomic(sort_rows(part), path)
         self.written.add(unit)
         if self.on_unit:
             self.on_unit()
@@ -341,10 +342,11 @@ def run_benchmark(
     return run.finish()
 
 
-def _pair_key(col: pd.Series):
-    if col.name == "pair_id":
-        return col.map(lambda x: (len(str(x)), str(x)))
-    return col
+def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """A unit's rows in file order: by pair id (shorter first: "2" before "10"), then variant."""
+    ids = df.pair_id.astype(str)
+    order = np.lexsort((df.variant.to_numpy(dtype=object), ids.to_numpy(dtype=object), ids.str.len().to_numpy()))
+    return df.iloc[order].reset_index(drop=True)
 
 
 def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
@@ -370,8 +372,7 @@ def restore_units(consolidated: Path, runs: Path) -> int:
             if extra.empty:
                 continue
             part = pd.concat([have, extra])
-        part = part.sort_values(["pair_id", "variant"], key=_pair_key).reset_index(drop=True)
-        write_parquet_atomic(part[ROW_COLUMNS], path)
+        write_parquet_atomic(sort_rows(part)[ROW_COLUMNS], path)
         written += 1
     manifest_path = consolidated.with_name(consolidated.name.replace(".parquet", ".manifest.json"))
     run_manifest = runs / safe_name(df.model.iloc[0]) / safe_name(df.benchmark.iloc[0]) / "manifest.json" if len(df) else None
