@@ -127,6 +127,14 @@ table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-
 .acc-vote-none .acc-vote, .acc-vote-unreliable .acc-vote { color: #868e96; }
 .acc-vote-unreliable { background: #f8f9fa; }
 .acc-unreliable { color: #e67700; font-size: 0.9rem; }
+/* Cards wherever the table is narrow: one of two models side by side (.acc-narrow), or a phone. */
+.acc-narrow table.acc-votes thead { display: none; }
+.acc-narrow table.acc-votes, table.acc-votes tbody, table.acc-votes tr, table.acc-votes td { display: block; width: 100%; }
+.acc-narrow table.acc-votes tr { border: 1px solid var(--border-color-primary); border-radius: 8px;
+  margin: 0.4rem 0; padding: 0.3rem 0.5rem; }
+.acc-narrow table.acc-votes td { border: none; padding: 0.15rem 0; }
+.acc-narrow table.acc-votes td::before { content: attr(data-label) ": "; font-weight: 600; color: var(--body-text-color-subdued); }
+.acc-narrow table.acc-votes td[data-label='Method']::before { content: ""; }
 @media (max-width: 640px) {
   table.acc-votes thead { display: none; }
   table.acc-votes, table.acc-votes tbody, table.acc-votes tr, table.acc-votes td { display: block; width: 100%; }
@@ -134,6 +142,8 @@ table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-
   table.acc-votes td { border: none; padding: 0.15rem 0; }
   table.acc-votes td::before { content: attr(data-label) ": "; font-weight: 600; color: var(--body-text-color-subdued); }
   table.acc-votes td[data-label='Method']::before { content: ""; }
+}
+@media (max-width: 640px) {
   .acc-verdict { font-size: 1.1rem; }
   .tab-wrapper button, [role='tab'] { font-size: 0.95rem; }
 }

@@ -122,7 +122,7 @@ def _word_figure(report: dict, unit: str, view: str):
     return plots.surprisal_figure(items, unit, item="word")
 
 
-def render_report(report: dict | None, unit: str, view: str, figures: bool = True):
+def render_report(report: dict | None, unit: str, view: str, figures: bool = True, narrow: bool = False):
     """(headline, surprisal figure, difference figure, votes table) of one model's report
     (figures=False: the figures left as they are, gr.update())."""
     if report is None:
@@ -131,10 +131,10 @@ def render_report(report: dict | None, unit: str, view: str, figures: bool = Tru
     if head:
         report = dict(report, headline=dict(head, text=verdicts.headline_text(head, unit)))
     if not figures:
-        return headline_html(report), gr.update(), gr.update(), votes_html(report, unit)
+        return headline_html(report), gr.update(), gr.update(), votes_html(report, unit, narrow)
     diff = plots.difference_figure(report["difference"], unit) if report.get("difference") and view != "tokens" else None
     return (headline_html(report), _word_figure(report, unit, view), gr.update(value=diff, visible=diff is not None),
-            votes_html(report, unit))
+            votes_html(report, unit, narrow))
 
 
 def view_note(report: dict | None, view: str) -> str:
@@ -154,7 +154,8 @@ def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures
     figures=False keeps the figures (a later stage: words and tokens are the first stage's)."""
     reports = (saved or {}).get("reports") or [None, None]
     a, b = reports[0], reports[1] if len(reports) > 1 else None
-    ra, rb = render_report(a, unit, view, figures), render_report(b, unit, view, figures)
+    two = b is not None  # side by side: each model's table as cards
+    ra, rb = render_report(a, unit, view, figures, two), render_report(b, unit, view, figures, two)
     table = None
     if a is not None:
         table = styled(verdict_frame(a.get("verdicts_run") or a["verdicts"], bool(a.get("has_run")),

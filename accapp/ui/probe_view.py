@@ -190,17 +190,19 @@ def _bench_cell(v: dict) -> str:
     return f"<span class='acc-unreliable'>unreliable: {esc(v['unreliable_reason'])}</span>"
 
 
-def votes_html(report: dict | None, unit: str = "bits") -> str:
+def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) -> str:
     """One row per method, grouped by family (collapsible): its vote, its mean good − bad in the
     page's unit, its judgments, its rule, and how it did on the benchmark with this model. The
-    method's meaning and source on hover and under its name. Cards on a narrow screen."""
+    method's meaning and source on hover and under its name. Cards on a phone, and with
+    narrow=True (one of two models side by side)."""
     if not report or not report.get("methods"):
         return ""
     bench = (report.get("reliability_benchmark") or "benchmark").upper()
     head = (f"<tr><th>Method</th><th>Vote</th><th>Good − bad ({esc(unit)}, mean over its judgments)</th>"
             f"<th>Judgments</th><th>How its judgments make one vote</th><th>{esc(bench)} accuracy, this model "
             f"(one vote per pair)</th></tr>")
-    out = ["<div class='acc-votes-wrap'><div class='acc-small'>Accuracy: this project's precomputed run; a method whose "
+    wrap = "acc-votes-wrap acc-narrow" if narrow else "acc-votes-wrap"
+    out = [f"<div class='{wrap}'><div class='acc-small'>Accuracy: this project's precomputed run; a method whose "
            "accuracy is not above chance with 95 % confidence, or that gives one answer to 95 % of its prompts, "
            "is unreliable for this model and does not vote.</div>"]
     fams: dict[str, list[dict]] = {}
