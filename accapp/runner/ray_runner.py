@@ -263,13 +263,11 @@ def _drive(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
                 try:
                     pids[i].add(ray.get(ref))
                     answered[i] = now
-                except errors.ActorDiedError:
-                    usable.discard(i)
-                except errors.RayError:
+                except errors.RayError:  # dead or restarting: not alive until it answers again
                     pass
             waiting = set(pings.values())
             for i in usable - waiting:
-                pings[actors[i].ping.options(concurrency_group="ping").remote()] = i
+                pings[actors[i].ping.options(concurrency_group="ping", max_task_retries=0).remote()] = i
         run.show(f"workers {alive()}/{len(actors)}")
     summary = run.finish()
     summary.update({"workers": len(actors), "worker_restarts": sum(max(0, len(p) - 1) for p in pids), "blocks_retried": retried})
