@@ -121,7 +121,7 @@ def test_probe_casserole_pair(page):
     page.wait_for_selector("#probe-surprisal .js-plotly-plot")
     ticks = page.eval_on_selector_all("#probe-surprisal .xtick text, #probe-surprisal .x2tick text", "ts => ts.map(t => t.textContent)")
     assert "casseroles" in ticks and "disgusts" in ticks  # words, not SmolLM2's pieces "casser" + "oles"
-    page.click("#probe-view label:has-text('tokens')")
+    page.click("#probe-view input[value='tokens']")
     page.wait_for_function("() => Array.from(document.querySelectorAll('#probe-surprisal .xtick text'))"
                            ".some(t => t.textContent === 'casser')")
     assert "SmolLM2" in page.inner_text("#probe-context") or "BLIMP" in page.inner_text("#probe-context")
