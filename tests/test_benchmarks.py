@@ -105,7 +105,10 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
     a, b = _units(full), _units(killed)
     assert a.keys() == b.keys()
     for key in a:
-        pd.testing.assert_frame_equal(a[key], b[key])
+        # Same rows and verdicts; the scores to float32 accumulation: the runner scores blocks cut
+        # across paradigms (issue 21), and a resumed run's remaining pairs form other blocks.
+        pd.testing.assert_frame_equal(a[key], b[key], check_exact=False, atol=1e-4, rtol=0)
+        assert a[key]["correct"].tolist() == b[key]["correct"].tolist()
 
     third = subprocess.run(_bench(killed, bench_file), env=env, capture_output=True, text=True, timeout=600)
     assert "units written: 0" in third.stdout  # resumable: nothing left to do
