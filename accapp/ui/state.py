@@ -47,6 +47,9 @@ BACKGROUND_WAIT_S = 0.5  # a file step waits this long for the model, then yield
 # A file step that has waited this long goes in turn with the probes: a stream of probes slows a file, never stops it.
 FILE_MAX_WAIT_S = float(os.environ.get("ACCAPP_FILE_MAX_WAIT_S", "5") or 5)
 QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (service.score_file.QUIET_STEP_S)
+# A file step starts only once no probe has used a model for this long (and none is in progress): between
+# two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
+INTERACTIVE_GRACE_S = 0.2
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
 
 
@@ -144,6 +147,7 @@ class AppState:
         self._tmp: Path | None = None
         self._thread = ModelThread()
         self._last_interactive = 0.0  # when a probe or prompt last used a model (time.monotonic)
+        self._interactive = 0  # probes and prompts in with_engine now
 
     def compute(self, fn, *args, **kwargs):
         """Run model work on the model thread, ahead of file steps, and wait for it (exceptions come back here)."""
@@ -187,13 +191,17 @@ class AppState:
     def with_engine(self, model_id: str, fn, *args, **kwargs):
         """fn(engine, *args, **kwargs) in one of the model's slots, on the model thread (the
         model loads on first use): how probes and prompts reach a model, ahead of file steps."""
-        self._last_interactive = time.monotonic()
+        with self._lock:
+            self._interactive += 1
+            self._last_interactive = time.monotonic()
         try:
             with self.model_slot(model_id):
                 engine = self.engine(model_id)
                 return self.compute(fn, engine, *args, **kwargs)
         finally:
-            self._last_interactive = time.monotonic()
+            with self._lock:
+                self._interactive -= 1
+                self._last_interactive = time.monotonic()
 
     def step_target(self) -> float:
         """The model seconds a file step aims at now: short while probes come, longer when none
@@ -206,9 +214,18 @@ class AppState:
         """fn(engine, *args) as a file job's step: the model is taken only when no interactive
         request waits for it, and given back when the step ends. Raises ModelBusy when the model
         stays taken for ``wait`` seconds, so the job can yield (and be stopped) before it tries again.
-        A step that has already ``waited`` FILE_MAX_WAIT_S seconds goes in turn with the probes."""
+        A step starts only when no probe is in progress and none ended in the last INTERACTIVE_GRACE_S
+        (any model: they share the model thread); one that has already ``waited`` FILE_MAX_WAIT_S
+        seconds goes in turn with the probes."""
+        from accapp.service.score_file import ModelBusy
+
         priority = INTERACTIVE if waited >= FILE_MAX_WAIT_S else BACKGROUND
-        with self.model_slot(model_id, priority, wait):
+        deadline = time.monotonic() + wait
+        while priority == BACKGROUND and (self._interactive or time.monotonic() - self._last_interactive < INTERACTIVE_GRACE_S):
+            if time.monotonic() >= deadline:
+                raise ModelBusy(model_id)
+            time.sleep(0.02)
+        with self.model_slot(model_id, priority, max(0.05, deadline - time.monotonic())):
             engine = self.engine(model_id)
             return self._thread.submit(priority, fn, engine, *args).result()
 
