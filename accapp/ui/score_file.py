@@ -176,8 +176,8 @@ def validate_job(path, model_id, methods, request: gr.Request = None):
     model_msg = methods_msg = ""
     try:
         get_spec(model_id)
-    except UserError as exc:
-        model_msg = str(exc)
+    except (UserError, TypeError) as exc:
+        model_msg = str(exc) if isinstance(exc, UserError) else "Pick a model from the list."
     else:
         try:
             svc.check_methods(model_id, methods)
@@ -198,19 +198,20 @@ def run_score(path, model_id, methods, request: gr.Request = None, progress=gr.P
                 out, df = stop.value
                 break
             if (done, total) == shown:  # waiting for the model: nothing new to show
-                yield gr.skip(), gr.skip(), gr.skip()
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip()
                 continue
             shown = done, total
             yield gr.skip(), note(f"Scoring… {done:,} of {total:,} rows done. <b>Stop</b> ends the run; "
-                                  "nothing is written then.", "info"), gr.skip()
+                                  "nothing is written then.", "info"), gr.skip(), gr.skip()
     preview_cols = [c for c in ("row", "good", "bad", "error", "majority_verdict") if c in df] + [
         c for c in df.columns if c.endswith(": verdict")][:6]
     preview = df[preview_cols].head(50).copy()
     for c in ("good", "bad", "error"):  # the CSV has the full text; the preview stays narrow
         if c in preview:
             preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
+    # the upload is removed from the server once scored: the box empties, to say so
     yield (gr.update(value=out, visible=True), _summary(df, model_id),
-           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))))
+           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))), None)
 
 
 def preview_widths(columns: list[str]) -> list[str]:
@@ -277,7 +278,7 @@ def build() -> None:
         return gr.update(choices=method_choices(kind), value=keep)
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
-    run_event = run_btn.click(run_score, [upload, model, methods], [result, summary, preview],
+    run_event = run_btn.click(run_score, [upload, model, methods], [result, summary, preview, upload],
                               api_visibility="undocumented", concurrency_id=FILE_QUEUE,
                               concurrency_limit=FILE_CONCURRENCY, validator=validate_job)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
