@@ -46,10 +46,13 @@ class NextRequest:
 
 @dataclass(frozen=True)
 class PLLRequest:
-    """A sentence's pseudo-log-likelihood under one variant (Kauf & Ivanova 2023)."""
+    """A sentence's pseudo-log-likelihood under one variant (Kauf & Ivanova 2023). ``words``:
+    the word rule of PLL-word-l2r / PLL-whole-word, "project" (accapp.words) or "tokenizer"
+    (the tokenizer's own word split, as Kauf & Ivanova's code and minicons; docs/pll_words.md)."""
 
     text: str
     variant: str
+    words: str = "project"
 
 
 @dataclass(frozen=True)

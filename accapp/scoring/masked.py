@@ -1,6 +1,15 @@
 """Masked-LM scorer: per-token pseudo-log-likelihoods under Kauf & Ivanova's four variants.
 
-Definitions (mask sets per variant) live in accapp.scoring.pll_variants; words in accapp.words.
+Definitions (mask sets per variant) live in accapp.scoring.pll_variants. Words (which tokens
+PLL-word-l2r and PLL-whole-word mask together) follow one of two rules, the request's
+``words`` (docs/pll_words.md):
+- "project" (default): accapp.words, one character-level rule for every model family
+  ("couldn't", "Kayla's", "well-known", "3,000" are one word each);
+- "tokenizer": the tokenizer's own word split, ``encoding.word_ids()`` of the fast tokenizer
+  (its pre-tokenizer's words), exactly as minicons' ``within_word_l2r`` and Kauf & Ivanova's
+  code: BERT cuts "couldn't" into couldn ' t. A token with no word id is a word by itself
+  (minicons masks only that token). Each word's span runs from its first token's start to its
+  last token's end.
 
 It answers the engine's ``execute(requests)`` for ``PLLRequest``s (accapp.scoring.api): every
 request for one sentence gets the same ``SentencePLL``, computed once for all the variants
@@ -13,7 +22,7 @@ What it computes, per sentence (``MaskedScorer.score_sentences`` / ``sentence_pl
   the word it belongs to (index and text), and per variant its log-prob and the scored-token
   indices that were masked when predicting it (``masked[variant]``, always containing the
   token's own index);
-- ``words``: one ``WordPLL`` per word (accapp.words): its tokens, its summed log-prob per
+- ``words``: one ``WordPLL`` per word (of the request's word rule): its tokens, its summed log-prob per
   variant, ``inflation`` = PLL-original - PLL-word-l2r of the word (nats) and ``inflated``,
   True for a word of two or more tokens whose inflation exceeds ``INFLATION_MARGIN``
   (1 nat): the original PLL lets each piece see the others (Kauf & Ivanova, Fig. 2);
@@ -50,6 +59,32 @@ from accapp.words import Word, assign_words, split_words
 DEFAULT_CHUNK_SIZE = 64  # masked copies per forward pass
 HEAD_ROWS = 512  # hidden-state rows projected onto the vocabulary at once
 ALWAYS = ("original", "word_l2r")  # every sentence's token view and inflation flag need these
+WORD_RULES = ("project", "tokenizer")  # PLLRequest.words
+
+
+def _check_rule(words: str) -> str:
+    if words not in WORD_RULES:
+        raise ValueError(f"unknown PLL word rule {words!r}; known: {', '.join(WORD_RULES)}")
+    return words
+
+
+def tokenizer_words(text: str, word_ids, positions, offsets) -> tuple[tuple[Word, ...], tuple[int, ...]]:
+    """(words, word_of) from the tokenizer's word ids (``encoding.word_ids()``, one per model
+    input position): the scored tokens sharing a word id are one word, numbered in order; a
+    scored token with no word id is a word by itself. A word's span runs from the first start
+    to the last end of its tokens' non-empty spans (of any span when all are empty)."""
+    index: dict = {}
+    word_of = []
+    for t, p in enumerate(positions):
+        w = word_ids[p]
+        word_of.append(index.setdefault(("id", w) if w is not None else ("token", t), len(index)))
+    words = []
+    for k in range(len(index)):
+        spans = [offsets[t] for t in range(len(positions)) if word_of[t] == k]
+        spans = [sp for sp in spans if sp[1] > sp[0]] or spans
+        a, b = min(sp[0] for sp in spans), max(sp[1] for sp in spans)
+        words.append(Word(k, a, b, text[a:b]))
+    return tuple(words), tuple(word_of)
 
 
 @dataclass(frozen=True)
@@ -128,62 +163,67 @@ class MaskedScorer:
     # ---- the engine's contract (accapp.scoring.api) ------------------------------------
     def execute(self, requests) -> dict:
         """SentencePLL for every PLLRequest; all requests of one sentence share one result."""
-        wanted: dict[str, set] = {}
+        wanted: dict[str, dict[str, set]] = {rule: {} for rule in WORD_RULES}
         for r in requests:
             if not isinstance(r, PLLRequest):
                 raise UserError(f"A masked LM cannot answer {type(r).__name__}: pick a causal LM for this method.")
             if r.variant not in VARIANTS:
                 raise ValueError(f"unknown PLL variant {r.variant!r}")
-            wanted.setdefault(r.text, set()).add(r.variant)
+            wanted[_check_rule(r.words)].setdefault(r.text, set()).add(r.variant)
         out: dict = {}
-        texts = list(wanted)
         # Chunks of sentences keep the cache from evicting what this call still needs.
         step = max(1, self.cache_size // 4)
-        for i in range(0, len(texts), step):
-            part = texts[i : i + step]
-            variants = set().union(*(wanted[t] for t in part)) | set(ALWAYS)
-            for t, d in zip(part, self.sentence_details(part, variants)):
-                out[t] = d
-        return {r: out[r.text] for r in requests}
+        for rule, by_text in wanted.items():
+            texts = list(by_text)
+            for i in range(0, len(texts), step):
+                part = texts[i : i + step]
+                variants = set().union(*(by_text[t] for t in part)) | set(ALWAYS)
+                for t, d in zip(part, self.sentence_details(part, variants, words=rule)):
+                    out[(t, rule)] = d
+        return {r: out[(r.text, r.words)] for r in requests}
 
     def n_tokens(self, text: str) -> int:
         """Scored tokens of the bare sentence (special tokens excluded)."""
         return len(self.encode(text))
 
-    def token_requests(self, text: str) -> list:
+    def token_requests(self, text: str, words: str = "project") -> list:
         """The requests whose results give a sentence's per-token view (PLL-original, and
-        PLL-word-l2r for the inflation of multi-token words)."""
-        return [PLLRequest(text, v) for v in ALWAYS]
+        PLL-word-l2r for the inflation of multi-token words), under the word rule `words`."""
+        return [PLLRequest(text, v, _check_rule(words)) for v in ALWAYS]
 
     def show(self, request) -> list[dict]:
         """The masked inputs a PLL request feeds the model, one per scored token, as text."""
-        enc = self.encode(request.text)
+        words = getattr(request, "words", "project")
+        enc = self.encode(request.text, words)
         shown = []
         for t, m in enumerate(mask_sets(enc.word_of, request.variant)):
-            pieces = self.tokenizer.convert_ids_to_tokens(self.masked_input(request.text, m))
+            pieces = self.tokenizer.convert_ids_to_tokens(self.masked_input(request.text, m, words))
             shown.append({"kind": f"predicts token {t} ({enc.pieces[t]})", "masked": list(m), "text": " ".join(pieces)})
         return shown
 
-    def sentence_details(self, texts: list[str], variants) -> list[SentencePLL]:
-        """SentencePLL of each text with at least `variants`, from the cache where possible."""
+    def sentence_details(self, texts: list[str], variants, words: str = "project") -> list[SentencePLL]:
+        """SentencePLL of each text with at least `variants` under the word rule `words`, from
+        the cache where possible (keyed by text and rule)."""
         want = set(variants)
         cache = self._detail_cache
-        missing = [t for t in dict.fromkeys(texts) if not (t in cache and want <= set(cache[t].variants))]
+        missing = [t for t in dict.fromkeys(texts) if not ((t, words) in cache and want <= set(cache[(t, words)].variants))]
         if missing:
             order = tuple(v for v in VARIANTS if v in want)
-            for t, d in zip(missing, self.score_sentences(missing, order)):
-                cache[t] = d
+            for t, d in zip(missing, self.score_sentences(missing, order, words=words)):
+                cache[(t, words)] = d
         out = []
         for t in texts:
-            cache.move_to_end(t)
-            out.append(cache[t])
+            cache.move_to_end((t, words))
+            out.append(cache[(t, words)])
         while len(cache) > self.cache_size:
             cache.popitem(last=False)
         return out
 
     # ---- tokenization -------------------------------------------------------------
-    def encode(self, text: str) -> EncodedSentence:
-        hit = self._encode_cache.get(text)
+    def encode(self, text: str, words: str = "project") -> EncodedSentence:
+        """The sentence tokenized, with its words under the rule `words` (see the module doc)."""
+        key = (text, _check_rule(words))
+        hit = self._encode_cache.get(key)
         if hit is not None:
             return hit
         kwargs = dict(add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
@@ -197,17 +237,20 @@ class MaskedScorer:
         positions = tuple(p for p in range(len(ids)) if not special[p])
         offsets = tuple((int(offs[p][0]), int(offs[p][1])) for p in positions)
         pieces = tuple(self.tokenizer.convert_ids_to_tokens([ids[p] for p in positions]))
-        words = tuple(split_words(text))
-        word_of = tuple(assign_words(offsets, [(w.start, w.end) for w in words]))
-        hit = EncodedSentence(text, tuple(int(i) for i in ids), positions, offsets, pieces, words, word_of)
-        self._encode_cache[text] = hit
+        if words == "tokenizer":
+            word_list, word_of = tokenizer_words(text, enc.word_ids(), positions, offsets)
+        else:
+            word_list = tuple(split_words(text))
+            word_of = tuple(assign_words(offsets, [(w.start, w.end) for w in word_list]))
+        hit = EncodedSentence(text, tuple(int(i) for i in ids), positions, offsets, pieces, word_list, word_of)
+        self._encode_cache[key] = hit
         if len(self._encode_cache) > 50_000:
             self._encode_cache.popitem(last=False)
         return hit
 
-    def masked_input(self, text: str, masked: tuple[int, ...]) -> list[int]:
+    def masked_input(self, text: str, masked: tuple[int, ...], words: str = "project") -> list[int]:
         """Model input ids of `text` with the given scored tokens replaced by the mask token."""
-        enc = self.encode(text)
+        enc = self.encode(text, words)
         ids = list(enc.input_ids)
         for t in masked:
             ids[enc.positions[t]] = self.mask_id
@@ -258,13 +301,14 @@ class MaskedScorer:
             k += len(targets)
         return out
 
-    def score_sentences(self, texts: list[str], variants=VARIANTS) -> list[SentencePLL]:
-        """PLL detail of every text under the given variants; all copies share the chunks."""
+    def score_sentences(self, texts: list[str], variants=VARIANTS, words: str = "project") -> list[SentencePLL]:
+        """PLL detail of every text under the given variants and word rule; all copies share
+        the chunks."""
         variants = tuple(dict.fromkeys(variants))
         for v in variants:
             if v not in VARIANTS:
                 raise ValueError(f"unknown PLL variant {v!r}")
-        encs = [self.encode(t) for t in texts]
+        encs = [self.encode(t, words) for t in texts]
         uniq: dict[tuple, int] = {}
         sent_of = [uniq.setdefault(e.input_ids + (-1,) + tuple(e.word_of), len(uniq)) for e in encs]
         first = {}
@@ -287,8 +331,8 @@ class MaskedScorer:
                         table[(s, m, t)] = float(x)
         return [self._assemble(encs[i], plans[s], s, table, variants) for i, s in enumerate(sent_of)]
 
-    def sentence_pll(self, text: str, variants=VARIANTS) -> SentencePLL:
-        return self.score_sentences([text], variants)[0]
+    def sentence_pll(self, text: str, variants=VARIANTS, words: str = "project") -> SentencePLL:
+        return self.score_sentences([text], variants, words=words)[0]
 
     @staticmethod
     def _assemble(enc: EncodedSentence, plan: dict, s: int, table: dict, variants: tuple) -> SentencePLL:
