@@ -40,6 +40,10 @@ class Answers:
     bad: str | None = None  # ... and for the bad sentence
     p_votes: int | None = None  # ensembles: Yes/No prob comp templates that judged the pair right (of 5)
     l_votes: int | None = None  # ensembles: in-template LP templates that judged the pair right (of 5)
+    # a comparison prompt's answer ("1", "2" or "tie") in each order: order1 = the good sentence
+    # as option 1, order2 = the good sentence as option 2 (Hu & Levy 2023, Exp. 3b)
+    order1: str | None = None
+    order2: str | None = None
 
     def text(self) -> str:
         """The `prediction` text the results files keep."""
@@ -49,6 +53,8 @@ class Answers:
             return f"good:{self.good} bad:{self.bad}"
         if self.p_votes is not None:
             return f"P votes {self.p_votes}/5, L votes {self.l_votes}/5"
+        if self.order1 is not None:
+            return f"order1:{self.order1} order2:{self.order2}"
         return ""
 
 

@@ -163,9 +163,11 @@ class MetaPrompt(Method):
         judgment = judged(self.id, "judgment", g[0], b[0], answers=Answers(good=said(g), bad=said(b)))
         first = res(self._compare(ctx, pair.good, pair.bad))  # good is option 1
         second = res(self._compare(ctx, pair.bad, pair.good))  # good is option 2
+        chose = lambda x: "1" if x[0] > x[1] else "2" if x[0] < x[1] else "tie"  # noqa: E731
         comparison = judged(
             self.id, "comparison",
             float(np.mean([first[0], second[1]])), float(np.mean([first[1], second[0]])),
+            answers=Answers(order1=chose(first), order2=chose(second)),  # each order's answer (Hu & Levy, Exp. 3b)
         )
         return [judgment, comparison]
 

@@ -104,6 +104,8 @@ def votes_text(s: MethodScore) -> str:
         return f"answered {a.letter}"
     if a.good is not None:
         return f"good → {a.good}, bad → {a.bad}"
+    if a.order1 is not None:  # a comparison prompt: its answer with the good sentence as option 1, then as 2
+        return f"good as 1 → {a.order1}, good as 2 → {a.order2}"
     return s.prediction
 
 
@@ -134,6 +136,8 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
                     pending: list[str] | None = None, word_rule: str = "", unit: str = "bits") -> dict:
     """The whole probe answer for one model: probe_json plus the headline, the words, the warnings,
     one vote per method by family and the reliability flags (the page renders exactly this)."""
+    from accapp.analysis.hu_levy import pair_answers
+
     out = probe_json(model_id, result)
     votes = verdicts.method_votes(result.scores, reliability)
     families = verdicts.family_agreement(votes)
@@ -151,6 +155,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
     )
     if words and words.get("good") and words.get("bad"):
         out["difference"] = verdicts.difference_strip(words["good"], words["bad"])
+    out["hu_levy"] = pair_answers(out["verdicts"])  # Hu & Levy's own measures of the metalinguistic prompts
     return out
 
 

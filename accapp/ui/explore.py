@@ -18,7 +18,7 @@ from accapp import analysis as A
 from accapp.errors import UserError
 from accapp.methods import display_name
 from accapp.models import registry
-from accapp.ui import plots
+from accapp.ui import hu_levy_view, plots
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
 from accapp.ui.state import BENCHMARKS, get_state
 
@@ -380,6 +380,18 @@ def render(bench, model, methods, template, show_models, para_phen, wrong_method
             ab_fig, ab_tbl, shuffle, attract, findings_html(store, bench), wrong_note, wrong, wrong)
 
 
+# ------------------------------------------------------------------------------------ Hu & Levy's measures
+# Hu & Levy 2023's own measures of their metalinguistic prompts (Exp. 3a balanced accuracy, Exp. 3b
+# per order) beside this project's pairwise accuracy: a tab of its own, rendered apart from render()
+# (when the tab opens, and whenever the status line changes: a new benchmark, model or reload).
+@friendly
+def hu_levy_section(bench, model):
+    store = get_state().store()
+    _, model, _, _ = filter_state(bench, model, None)
+    return _safe("Hu & Levy's measures", lambda: hu_levy_view.explore_html(store, bench, model),
+                 lambda msg: note(esc(msg), "warn"))
+
+
 @dataclass
 class ExploreTab:
     refresh_inputs: list
@@ -438,6 +450,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
             wrong = gr.Dataframe(elem_classes=["acc-table"], headers=WRONG_COLUMNS, interactive=False, wrap=True,
                                  max_height=600, elem_id="explore-wrong",
                                  column_widths=["15%", "5%", "6%", "5%", "21%", "21%", "6%", "6%", "15%"])
+        with gr.Tab("Hu & Levy's measures", elem_id="explore-hu-levy-tab") as hu_levy_tab:  # Hu & Levy 2023, Exp. 3a/3b
+            hu_levy_html = gr.HTML("", elem_id="explore-hu-levy")
     wrong_state = gr.State(None)
 
     filters_inputs = [bench, model, methods, wrong_method, also]
@@ -453,6 +467,9 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         comp.input(render, refresh_inputs, refresh_outputs, **hidden)
     refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(
         render, refresh_inputs, refresh_outputs, **hidden)
+    # Hu & Levy's measures: apart from render (its outputs stay as they are)
+    hu_levy_tab.select(hu_levy_section, [bench, model], [hu_levy_html], **hidden)
+    status.change(hu_levy_section, [bench, model], [hu_levy_html], **hidden)
 
     def open_in_probe(df, bench_value, model_value, evt: gr.SelectData):
         if df is None or len(df) == 0 or evt is None or evt.index is None:

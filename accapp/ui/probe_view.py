@@ -9,6 +9,7 @@ from accapp.methods import plain
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
 from accapp.ui.common import esc, note
+from accapp.ui.hu_levy_view import probe_html as hu_levy_html
 
 LN2 = plots.LN2
 UNIT_SUFFIX = {"log/token": "/token"}
@@ -235,6 +236,7 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
         items = "".join(f"<li>{esc(r['name'])}: {esc(r['votes'])}</li>" for r in ens)
         out.append("<details class='acc-family'><summary><b>Ensembles (Ide et al. 2025 §6)</b> · votes of the judgments "
                    f"above, not counted again</summary><ul>{items}</ul></details>")
+    out.append(hu_levy_html(report))  # each sentence's Yes/No and each order's answer (Hu & Levy 2023, Exp. 3a/3b)
     out.append("</div>")
     return "".join(out)
 
