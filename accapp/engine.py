@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
+from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, Pair, SeqResult
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 
@@ -73,15 +74,23 @@ class Engine:
         self.lm = scorer.lm
         self.language = language
         self.in_template_scope = check_scope(in_template_scope)
+        # accapp/scoring/convention.py: which details follow the authors' code
+        self.convention = getattr(scorer, "convention", None) or conventions.get(None)
         self._ctx: dict[str, Context] = {}
 
     @property
     def model_id(self) -> str:
         return self.lm.spec.id if self.lm is not None else ""
 
+    def _token_requests(self, text: str) -> list:
+        """The request whose result is a sentence's token view; a masked LM's words follow the convention."""
+        if self.kind == "masked":
+            return self.scorer.token_requests(text, self.convention.pll_words)
+        return self.scorer.token_requests(text)
+
     def context(self, language: str) -> Context:
         if language not in self._ctx:
-            self._ctx[language] = Context(self.lm, language, self.in_template_scope)
+            self._ctx[language] = Context(self.lm, language, self.in_template_scope, convention=self.convention)
         return self._ctx[language]
 
     def resolve(self, methods) -> list:
@@ -96,6 +105,9 @@ class Engine:
         check_token_length(n, label)
         if n == 0:
             raise UserError(f"The {label} has no token for this model.")
+        if n == 1 and not getattr(self.scorer, "sentence_start", True):
+            raise UserError(f"The {label} is one token; under the {self.convention.name!r} convention a sentence's first "
+                            "token is not scored, so it needs at least two.")
         return text
 
     def check_pair(self, good, bad, meta: dict | None = None) -> Pair:
@@ -126,7 +138,7 @@ class Engine:
             lang = language or self.language or detect_language(pair.good, pair.bad)
             ctx = ctx_of[id(pair)] = self.context(lang)
             for s in (pair.good, pair.bad):
-                for r in self._word_requests(s) if words else self.scorer.token_requests(s):
+                for r in self._word_requests(s) if words else self._token_requests(s):
                     requests[r] = None
             for m in methods:
                 for r in m.requests(pair, ctx):
@@ -139,7 +151,7 @@ class Engine:
             scores = [s for m in methods for s in m.score(pair, ctx, res)]
             tokens, detail = {}, {}
             for key, s in (("good", pair.good), ("bad", pair.bad)):
-                tokens[key], d = token_view(results[self.scorer.token_requests(s)[0]])
+                tokens[key], d = token_view(results[self._token_requests(s)[0]])
                 if d is not None:
                     detail[key] = d
             found = {"good": self._words_of(pair.good, results), "bad": self._words_of(pair.bad, results)} if words else None
@@ -150,9 +162,9 @@ class Engine:
         """Per sentence (checked like a pair's): its per-token log-probs {token, start, end,
         logprob}, and for a masked LM its SentencePLL detail (else None)."""
         texts = [self.check_sentence(s) for s in sentences]
-        requests = {r: None for t in texts for r in self.scorer.token_requests(t)}
+        requests = {r: None for t in texts for r in self._token_requests(t)}
         results = self.scorer.execute(list(requests))
-        return [token_view(results[self.scorer.token_requests(t)[0]]) for t in texts]
+        return [token_view(results[self._token_requests(t)[0]]) for t in texts]
 
     @property
     def word_rule(self) -> str:
@@ -174,10 +186,10 @@ class Engine:
         """The requests whose results give a sentence's words: its tokens, and for a causal LM
         the word-boundary probabilities (answered from the same pass)."""
         extra = [] if self.kind == "masked" else [BoundaryRequest(text)]
-        return self.scorer.token_requests(text) + extra
+        return self._token_requests(text) + extra
 
     def _words_of(self, text: str, results: dict) -> list[dict]:
-        res = results[self.scorer.token_requests(text)[0]]
+        res = results[self._token_requests(text)[0]]
         if self.kind == "masked":
             return sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
                                      logprob_sum=w.logprob["word_l2r"]) for w in res.words])
@@ -204,28 +216,38 @@ class Engine:
         return shown
 
 
-def make_scorer(lm, batch_size: int | None = None, naive: bool = False):
+def convention_ids() -> list[str]:
+    """The scoring conventions a run can name (accapp/scoring/convention.py), for the CLI and the app."""
+    return sorted(conventions.conventions())
+
+
+def make_scorer(lm, batch_size: int | None = None, naive: bool = False, convention=None):
     """The scorer for a loaded model's kind (batch_size: strings per pass for a causal LM,
-    masked copies per pass for a masked LM; None = the scorer's default)."""
+    masked copies per pass for a masked LM; None = the scorer's default; convention: an id of
+    accapp/scoring/convention.py, None = the project's default)."""
+    conv = conventions.get(convention)
     if lm.spec.kind == "masked":
         from accapp.scoring.masked import MaskedScorer
 
-        return MaskedScorer.from_loaded(lm, **({"chunk_size": batch_size} if batch_size else {}))
+        scorer = MaskedScorer.from_loaded(lm, **({"chunk_size": batch_size} if batch_size else {}))
+        scorer.convention = conv  # the masked scorer follows it through its requests (PLLRequest.words)
+        return scorer
     from accapp.scoring.causal import CausalScorer
     from accapp.scoring.naive import NaiveScorer
 
-    return (NaiveScorer if naive else CausalScorer)(lm, **({"batch_size": batch_size} if batch_size else {}))
+    return (NaiveScorer if naive else CausalScorer)(lm, convention=conv, **({"batch_size": batch_size} if batch_size else {}))
 
 
 def build_engine(model: str, dtype: str = "fp32", quantization: str | None = None, *, language: str | None = None,
                  in_template_scope: str = "whole", batch_size: int | None = None, device: str | None = None,
-                 lm=None, naive: bool = False) -> Engine:
+                 lm=None, naive: bool = False, convention: str | None = None) -> Engine:
     """The engine for a registry model, loaded here unless `lm` (a LoadedModel) is given.
     The CLI, the app and the benchmark runner all build their engines here."""
     check_scope(in_template_scope)  # before a model loads
+    conventions.get(convention)  # an unknown convention is an error before a model loads
     if lm is None:
         from accapp.models.loading import load_model, quiet_transformers
 
         quiet_transformers()
         lm = load_model(model, dtype, quantization, device)
-    return Engine(make_scorer(lm, batch_size, naive), language, in_template_scope)
+    return Engine(make_scorer(lm, batch_size, naive, convention), language, in_template_scope)

@@ -3,7 +3,7 @@
 Definitions (Ide et al. 2025 §4-5):
 
 - A row is one pair x method x template x variant; ``correct`` is 1/0 (for the ensembles the
-  share of the 10 seeded draws that were right). Ties (score_good == score_bad) are wrong and
+  share of the 10 seeded draws that were right). Ties (scores within the tie tolerance, methods/formulas.py) are wrong and
   are counted (``ties``); ensemble rows never count as ties (their "tie" is a 5/10 vote share).
 - Accuracy of a paradigm = mean of ``correct`` over its rows (for ab_prompting that is the
   mean over both orders, good=A and good=B).

@@ -11,6 +11,7 @@ from accapp.errors import UserError
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
+    from accapp.engine import convention_ids
     from accapp.models import DEFAULT_MODEL
 
     p.add_argument("--model", default=DEFAULT_MODEL, help="a registry model id (python -m accapp models)")
@@ -22,6 +23,9 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="in-template LP over the whole input string (the paper's choice) or the sentence only")
     p.add_argument("--batch-size", type=int, default=None,
                    help="strings per forward pass (masked LMs: masked copies); default: the scorer's own")
+    p.add_argument("--convention", default="project", choices=convention_ids(),
+                   help="project (default: start token, eq. 5 softmax, the project's words) or the authors' code "
+                        "reproduced exactly (authors; authors_raw_logit adds their raw-logit Yes/No ratio)")
 
 
 def cmd_models(args) -> int:
@@ -43,7 +47,8 @@ def engine_from_args(args):
     from accapp.engine import build_engine
 
     return build_engine(args.model, args.dtype, args.quantization, language=args.language,
-                        in_template_scope=args.in_template_scope, batch_size=args.batch_size)
+                        in_template_scope=args.in_template_scope, batch_size=args.batch_size,
+                        convention=getattr(args, "convention", None))
 
 
 def cmd_score(args) -> int:

@@ -62,7 +62,8 @@ def _run_one(args, model: str, paradigms) -> dict:
     from accapp.runner.ray_runner import run_benchmark_ray
 
     config = {"model": model, "dtype": args.dtype, "quantization": args.quantization, "language": args.language,
-              "in_template_scope": args.in_template_scope, "batch_size": args.batch_size}
+              "in_template_scope": args.in_template_scope, "batch_size": args.batch_size,
+              "convention": getattr(args, "convention", None)}
     return run_benchmark_ray(config, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms,
                              address=args.ray or None, workers=args.workers, gpus_per_worker=args.gpus_per_worker,
                              cpus_per_worker=args.cpus_per_worker, block_size=block_size, max_restarts=args.max_restarts)

@@ -18,6 +18,7 @@ class Context:
     language: str  # "en" or "zh"
     in_template_scope: str = "whole"  # or "sentence" (Ide §3.2 reports whole)
     cache: dict = field(default_factory=dict)
+    convention: object = None  # accapp.scoring.convention.Convention; None: the project's default
 
     @property
     def chat(self) -> bool:

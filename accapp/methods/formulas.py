@@ -47,13 +47,30 @@ def yes_probability(lp_yes: float, lp_no: float) -> float:
     return math.exp(two_way_logprob(lp_yes, lp_no))
 
 
+def raw_logit_ratio(logit_yes: float, logit_no: float) -> float:
+    """Ide et al.'s released code: logit(Yes) / (logit(Yes) + logit(No)) of raw logits. Not a
+    probability (negative logits make it negative or above 1); kept only to reproduce their numbers."""
+    return float(logit_yes / (logit_yes + logit_no))
+
+
+# Scores closer than this, relative to the larger magnitude (at least 1), are a tie: 256 float32
+# unit roundoffs (2^-24 each). Batching reorders float32 sums, so a pair's scores move with the
+# batch it is scored in; 256 roundoffs is 8x the largest drift seen (docs/ties.md), so a verdict
+# never depends on what else was scored beside it.
+TIE_RTOL = 2.0**-16
+
+
+def tie_tolerance(score_good: float, score_bad: float) -> float:
+    """How close two scores must be to count as a tie (same units as the scores)."""
+    return TIE_RTOL * max(1.0, abs(float(score_good)), abs(float(score_bad)))
+
+
 def verdict(score_good: float, score_bad: float) -> str:
-    """'good' when the good sentence scores strictly higher; equal scores are a tie."""
-    if score_good > score_bad:
-        return "good"
-    if score_good < score_bad:
-        return "bad"
-    return "tie"
+    """'good' when the good sentence scores higher by more than the tie tolerance, 'bad' when
+    lower by more, else 'tie' (the one tie rule of the probe, runner, analysis and file scoring)."""
+    if abs(float(score_good) - float(score_bad)) <= tie_tolerance(score_good, score_bad):
+        return "tie"
+    return "good" if score_good > score_bad else "bad"
 
 
 def majority(votes: Sequence[bool]) -> bool:

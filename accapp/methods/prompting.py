@@ -9,7 +9,7 @@ from accapp.methods import formulas as F
 from accapp.methods.base import Answers, Context, Method, judged
 from accapp.prompts import render_prompt, template_set
 from accapp.scoring.api import NextRequest
-from accapp.scoring.tokens import answer_tokens
+from accapp.scoring.tokens import vocabulary_id
 
 IDE = "Ide et al. 2025, §3.3"
 HU_LEVY = "Hu & Levy 2023, Table 4"
@@ -18,6 +18,11 @@ HU_LEVY = "Hu & Levy 2023, Table 4"
 def _ide_prompts(kind: str, ctx: Context) -> list[dict]:
     style = "chat" if ctx.chat else "base"
     return template_set("ide2025")[kind][ctx.language][style]
+
+
+def _raw(ctx: Context) -> bool:
+    """The authors' raw-logit ratio (a labelled option of accapp/scoring/convention.py)."""
+    return getattr(ctx.convention, "two_way", "softmax") == "raw_logit"
 
 
 def _render(ctx: Context, system: str | None, user: str) -> str:
@@ -53,7 +58,9 @@ class ABPrompting(Method):
         user = tpl["user"].replace("{sentence_a}", a).replace("{sentence_b}", b)
         prefix = template_prefix(
             ctx, f"ab:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence_a}", h).replace("{sentence_b}", h)))
-        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]), prefix=prefix)
+        # read="vocabulary": the prompt as written ("...Answer: "), then the token "A" (Ide et al.'s code)
+        return NextRequest(_render(ctx, tpl["system"], user), tuple(template_set("ide2025")["answers"]["ab"]), prefix=prefix,
+                           read="vocabulary")
 
     def requests(self, pair, ctx):
         return [r for t in self.templates(ctx) for r in (self._req(ctx, t, pair.good, pair.bad), self._req(ctx, t, pair.bad, pair.good))]
@@ -64,7 +71,7 @@ class ABPrompting(Method):
             for variant, (a, b), good_letter in (("good=A", (pair.good, pair.bad), 0), ("good=B", (pair.bad, pair.good), 1)):
                 lps = res(self._req(ctx, t, a, b))
                 la, lb = float(lps[0]), float(lps[1])
-                pred = "A" if la > lb else "B" if lb > la else "tie"
+                pred = {"good": "A", "bad": "B"}.get(F.verdict(la, lb), "tie")  # the one tie rule
                 g = F.two_way_logprob(lps[good_letter], lps[1 - good_letter])
                 bad = F.two_way_logprob(lps[1 - good_letter], lps[good_letter])
                 rows.append(judged(self.id, t, g, bad, variant, Answers(letter=pred)))
@@ -86,9 +93,7 @@ class YesNoProbComp(Method):
         key = ("yes_no_zh_set",)
         if key not in ctx.cache:
             style = "chat" if ctx.chat else "base"
-            tpl = ide["yes_no"]["zh"][style][0]
-            prompt = _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", "他走了。"))
-            single = all(len(answer_tokens(ctx.tokenizer, prompt, a)[1]) == 1 for a in ide["answers"]["yes_no"]["zh"])
+            single = all(vocabulary_id(ctx.tokenizer, a) is not None for a in ide["answers"]["yes_no"]["zh"])
             name = "zh" if single else "zh_answer_yes_no"
             ctx.cache[key] = (ide["yes_no"][name][style], tuple(ide["answers"]["yes_no"][name]))
         return ctx.cache[key]
@@ -100,7 +105,8 @@ class YesNoProbComp(Method):
         prompts, answers = self._set(ctx)
         tpl = next(x for x in prompts if x["id"] == t)
         prefix = template_prefix(ctx, f"yes_no:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", h)))
-        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers, prefix=prefix)
+        return NextRequest(_render(ctx, tpl["system"], tpl["user"].replace("{sentence}", sentence)), answers, prefix=prefix,
+                           read="vocabulary", raw=_raw(ctx))
 
     def requests(self, pair, ctx):
         return [self._req(ctx, t, s) for t in self.templates(ctx) for s in (pair.good, pair.bad)]
@@ -110,7 +116,8 @@ class YesNoProbComp(Method):
         for t in self.templates(ctx):
             g = res(self._req(ctx, t, pair.good))
             b = res(self._req(ctx, t, pair.bad))
-            rows.append(judged(self.id, t, F.yes_probability(g[0], g[1]), F.yes_probability(b[0], b[1])))
+            ratio = F.raw_logit_ratio if _raw(ctx) else F.yes_probability
+            rows.append(judged(self.id, t, ratio(g[0], g[1]), ratio(b[0], b[1])))
         return rows
 
 
@@ -159,11 +166,11 @@ class MetaPrompt(Method):
 
     def score(self, pair, ctx, res):
         g, b = res(self._judge(ctx, pair.good)), res(self._judge(ctx, pair.bad))
-        said = lambda x: "Yes" if x[0] > x[1] else "No" if x[0] < x[1] else "tie"  # noqa: E731
+        said = lambda x: {"good": "Yes", "bad": "No"}.get(F.verdict(x[0], x[1]), "tie")  # noqa: E731 - the one tie rule
         judgment = judged(self.id, "judgment", g[0], b[0], answers=Answers(good=said(g), bad=said(b)))
         first = res(self._compare(ctx, pair.good, pair.bad))  # good is option 1
         second = res(self._compare(ctx, pair.bad, pair.good))  # good is option 2
-        chose = lambda x: "1" if x[0] > x[1] else "2" if x[0] < x[1] else "tie"  # noqa: E731
+        chose = lambda x: {"good": "1", "bad": "2"}.get(F.verdict(x[0], x[1]), "tie")  # noqa: E731
         comparison = judged(
             self.id, "comparison",
             float(np.mean([first[0], second[1]])), float(np.mean([first[1], second[0]])),

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from accapp.errors import UserError
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
 from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
@@ -55,12 +56,12 @@ def rows_for(result, meta: dict, model: str, benchmark: str) -> list[dict]:
         if r.method in ENSEMBLE_METHODS:
             correct = r.score_good  # share of the seeded ensemble draws that were right
         else:
-            correct = 1.0 if r.score_good > r.score_bad else 0.0
+            correct = 1.0 if r.verdict == "good" else 0.0  # the one tie rule (methods/formulas.py)
         out.append({
             "model": model, "benchmark": benchmark, "paradigm": meta["paradigm"], "phenomenon": meta["phenomenon"],
             "pair_id": meta["pair_id"], "method": r.method, "template": r.template, "variant": r.variant,
             "score_good": r.score_good, "score_bad": r.score_bad, "correct": float(correct),
-            "tie": bool(r.score_good == r.score_bad), "prediction": r.prediction, "len_good": result.len_good,
+            "tie": r.method not in ENSEMBLE_METHODS and r.verdict == "tie", "prediction": r.prediction, "len_good": result.len_good,
             "len_bad": result.len_bad, "len_diff": result.len_good - result.len_bad, "good": result.pair.good,
             "bad": result.pair.bad,
         })
@@ -114,6 +115,7 @@ def describe(engine, methods, language: str | None = None) -> dict:
         "templates": {m.id: m.templates(ctx) for m in resolved}, "template_sources": {m.id: m.source for m in resolved},
         "dtype": getattr(engine.lm, "dtype", None), "quantization": getattr(engine.lm, "quantization", None),
         "in_template_scope": getattr(engine, "in_template_scope", None), "versions": _versions(),
+        "convention": engine.convention.id,
     }
 
 
@@ -208,10 +210,14 @@ class BenchmarkRun:
             "template_sources": info["template_sources"], "per_paradigm": per_paradigm, "seed": seed,
             "block_size": block_size, "dtype": info["dtype"], "quantization": info["quantization"],
             "in_template_scope": info["in_template_scope"], "versions": info["versions"],
+            "convention": info["convention"],
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }
         if self.manifest_path.exists():
             old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            if old.get("convention", "project") != manifest["convention"]:  # one convention a results folder
+                raise UserError(f"{self.manifest_path.parent} holds results of the {old.get('convention', 'project')!r} "
+                                f"convention; run the {manifest['convention']!r} convention into another --out folder.")
             manifest["started"] = old.get("started", manifest["started"])
             # A run of other methods keeps the methods and templates earlier runs wrote units for.
             manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))

@@ -5,7 +5,8 @@ method never touches a model.
 
 Every scorer answers `execute(requests) -> {request: result}`:
 - SeqRequest  -> SeqResult   (causal LMs: log p of every token of a string)
-- NextRequest -> np.ndarray  (causal LMs: log p of each answer written right after a prompt)
+- NextRequest -> np.ndarray  (causal LMs: log p of each answer written right after a prompt;
+  raw logits when NextRequest.raw)
 - PLLRequest  -> SentencePLL (masked LMs: pseudo-log-likelihood under one PLL variant)
 - BoundaryRequest -> np.ndarray (causal LMs: log P(next token begins a word) after each token)
 """
@@ -42,6 +43,11 @@ class NextRequest:
     prompt: str
     answers: tuple[str, ...]
     prefix: str = field(default="", compare=False, hash=False)  # the prompt's text before any sentence
+    # "continuation": an answer's tokens are those of prompt + answer past the prompt's own tokens
+    # (so "Answer: " + "Yes" reads " Yes" after "Answer:"); "vocabulary": the prompt exactly as
+    # written, then the vocabulary entry spelled as the answer ("Yes"), as Ide et al.'s code reads it.
+    read: str = "continuation"
+    raw: bool = False  # raw logits of the answers instead of log-probs (the authors' raw-logit ratio)
 
 
 @dataclass(frozen=True)

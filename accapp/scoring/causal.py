@@ -1,6 +1,9 @@
 """Causal-LM scorer: per-token log-probs of token sequences, batched, prefix-shared, packed.
 
-Every sequence starts with exactly one start token (see models/registry.json). The prefix
+Under the project's convention every sequence starts with exactly one start token (see
+models/registry.json); under the authors' (accapp/scoring/convention.py) a sentence gets one
+only where Ide et al.'s code adds one, else its first token is context only and not scored, and
+a prompt gets the special tokens the tokenizer adds by itself. The prefix
 a sequence shares with its template-mates (the template text before the sentence) is run
 once, and its KV cache is kept and reused by every sequence of that template, in this call
 and the next. The rest of each sequence is packed (accapp/scoring/packing.py): sequences of
@@ -27,11 +30,12 @@ import torch
 from transformers import DynamicCache
 
 from accapp.models.loading import LoadedModel
+from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult
 from accapp.scoring.boundary import boundary_masks, context_kinds
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
-from accapp.scoring.tokens import common_prefix_len
+from accapp.scoring.tokens import common_prefix_len, vocabulary_id
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
@@ -93,7 +97,9 @@ class CausalScorer:
         row_tokens: int = ROW_TOKENS,
         pass_tokens_per_string: int = 32,
         pack: bool = True,
+        convention=None,  # a Convention or its id; None: the project's default
     ) -> None:
+        self.convention = conventions.get(convention)
         self.pack = pack
         # Packed passes carry batch_size x pass_tokens_per_string tokens (a batch of typical strings).
         self.row_tokens = row_tokens
@@ -126,6 +132,11 @@ class CausalScorer:
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}
         self._boundary: dict | None = None  # the word-boundary masks, built on first use
+        self.sentence_start = self.convention.sentence_start(conventions.family_name(lm.spec))
+        # What tokenizer(text) puts before a text's own tokens (the authors' prompts get exactly this).
+        full = self.tokenizer("a", add_special_tokens=True)["input_ids"]
+        plain = self.tokenizer("a", add_special_tokens=False)["input_ids"]
+        self.auto_prefix = tuple(full[: len(full) - len(plain)]) if full[len(full) - len(plain):] == plain else ()
 
     # ---- tokenization -------------------------------------------------------------
     def encode(self, text: str) -> Encoded:
@@ -145,6 +156,18 @@ class CausalScorer:
             return tuple(ids)
         return (self.start_id, *ids)
 
+    def seq_start(self, ids: tuple[int, ...]) -> tuple[int, ...]:
+        """A scored sentence as fed: after the start token, or (the authors' convention for most
+        families) as it is, its first token then context only."""
+        return self.with_start(ids) if self.sentence_start else tuple(ids)
+
+    def prompt_start(self, ids: tuple[int, ...]) -> tuple[int, ...]:
+        """A prompt as fed: after the start token, or (the authors' convention) after what the
+        tokenizer adds by itself (tokenizer(prompt) with its default special tokens)."""
+        if self.convention.start_token == "always":
+            return self.with_start(ids)
+        return self.auto_prefix + tuple(ids) if self.auto_prefix else tuple(ids)
+
     # ---- model pieces --------------------------------------------------------------
     def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
         """log p(targets[i] | hidden[rows[i]]) (rows default: i), float32; see streamed_target_logprobs."""
@@ -158,6 +181,13 @@ class CausalScorer:
         """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
         n, k = candidates.shape
         return self._logprobs_of(hidden, candidates.reshape(-1), torch.arange(n).repeat_interleave(k)).reshape(n, k)
+
+    def _candidate_logits(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Raw logits (N, K) of candidate ids at rows of hidden (soft-capped where the model caps)."""
+        logits = self._head(hidden).float().gather(1, candidates)
+        if self._softcap:
+            logits = torch.tanh(logits / self._softcap) * self._softcap
+        return logits
 
     def _prefix(self, prefix: tuple[int, ...]):
         """Last hidden state, per-layer KV and token log-probs of a template prefix.
@@ -368,16 +398,17 @@ class CausalScorer:
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
               answers: list[tuple[int, ...] | None] | None = None, boundaries: list[list[str] | None] | None = None,
-              boundary_out: dict | None = None) -> list[np.ndarray]:
+              boundary_out: dict | None = None, raw: list[bool] | None = None) -> list[np.ndarray]:
         """Per sequence (starting with the start token): with answers[i] None, log p(seq[i] | seq[:i])
         for i >= 1; with a tuple of candidate ids, the full-vocabulary log-probs of those candidates
         as the next token after the whole sequence (the vocabulary projection runs at that one
         position). Both kinds share the forward passes. limits: see _shared_lengths.
         boundaries[i], for a sequence with no template prefix: the kinds of _boundary_values at
         each of its positions; its log P(B) values go to boundary_out[i], from the same hidden
-        states (no extra pass).
+        states (no extra pass). raw[i]: the candidates' raw logits instead of their log-probs.
         """
         answers = answers or [None] * len(seqs)
+        raw = raw or [False] * len(seqs)
         boundaries = boundaries or [None] * len(seqs)
         shared = self._shared_lengths(seqs, limits)
         results: list[np.ndarray | None] = [None] * len(seqs)
@@ -421,8 +452,10 @@ class CausalScorer:
                 width = max(len(answers[i]) for i in asked)
                 cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
                 lps = self._candidate_logprobs(flat[torch.stack(last)], cand).numpy()
+                if any(raw[i] for i in asked):
+                    logits = self._candidate_logits(flat[torch.stack(last)], cand).numpy()
                 for b, i in enumerate(asked):
-                    results[i] = lps[b, : len(answers[i])].astype(np.float32)
+                    results[i] = (logits if raw[i] else lps)[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
 
     # ---- word boundaries (accapp/scoring/boundary.py) ------------------------------------
@@ -486,9 +519,15 @@ class CausalScorer:
         """The exact string a request feeds the model, start token included."""
         start = self.tokenizer.convert_ids_to_tokens(self.start_id)
         if isinstance(request, SeqRequest):
-            return [{"kind": "scored string", "text": start + "".join(request.parts)}]
-        text = request.prompt if request.prompt.startswith(start) else start + request.prompt
-        return [{"kind": "prompt, then one of " + " / ".join(request.answers), "text": text}]
+            lead = start if self.sentence_start else ""
+            return [{"kind": "scored string", "text": lead + "".join(request.parts)}]
+        if self.convention.start_token == "always":
+            text = request.prompt if request.prompt.startswith(start) else start + request.prompt
+        else:
+            text = "".join(self.tokenizer.convert_ids_to_tokens(list(self.auto_prefix))) + request.prompt
+        answers = " / ".join(request.answers)
+        kind = f"prompt, then the token {answers}" if request.read == "vocabulary" else f"prompt, then one of {answers}"
+        return [{"kind": kind, "text": text}]
 
     def encode_parts(self, req: SeqRequest):
         """(ids, character offsets in the joined text, part index) of a request's tokens."""
@@ -505,26 +544,42 @@ class CausalScorer:
         return ids, offsets, part_of
 
     def answer_plan(self, req: NextRequest):
-        """Per answer: (context ids with start token, answer ids)."""
+        """Per answer: (context ids with start token, answer ids). read="vocabulary": the whole
+        prompt as written (a trailing space is its own token), then the answer's vocabulary entry."""
         ctx_ids = self.encode(req.prompt).ids
         plans = []
         for answer in req.answers:
+            if req.read == "vocabulary":
+                tid = vocabulary_id(self.tokenizer, answer)
+                if tid is None:
+                    raise ValueError(f"answer {answer!r} is not one token of {self.lm.spec.id}'s vocabulary")
+                plans.append((self.prompt_start(ctx_ids), (tid,)))
+                continue
             full = self.encode(req.prompt + answer).ids
             k = common_prefix_len(ctx_ids, full)
             if k == len(full):
                 raise ValueError(f"answer {answer!r} adds no token after the prompt")
-            plans.append((self.with_start(full[:k]), tuple(full[k:])))
+            plans.append((self.prompt_start(full[:k]), tuple(full[k:])))
         return plans
 
     def _seq_limit(self, req: SeqRequest) -> int:
         """Tokens a templated string shares with its template-mates: start token + first part."""
-        return 1 + len(self.encode(req.parts[0]).ids) if len(req.parts) > 1 else 0
+        return int(self.sentence_start) + len(self.encode(req.parts[0]).ids) if len(req.parts) > 1 else 0
 
     def _prompt_limit(self, req: NextRequest) -> int:
         if not req.prefix:
             return 0
         a, b = self.encode(req.prefix).ids, self.encode(req.prompt).ids
-        return len(self.with_start(b[: common_prefix_len(a, b)]))
+        return len(self.prompt_start(b[: common_prefix_len(a, b)]))
+
+    def _seq_result(self, req: SeqRequest, encoded, seq, lp) -> SeqResult:
+        """The SeqResult of a scored sentence: its scored tokens only (without a start token the
+        first token is context, so it is left out, as in the authors' code)."""
+        ids, offsets, part_of = encoded
+        skip = len(ids) - len(lp)  # 0 after a start token, 1 without one
+        text = "".join(req.parts)
+        ids, offsets, part_of = list(ids)[skip:], list(offsets)[skip:], list(part_of)[skip:]
+        return SeqResult(ids, [text[a:b] for a, b in offsets], offsets, part_of, lp)
 
     def execute(self, requests) -> dict:
         """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest,
@@ -545,7 +600,7 @@ class CausalScorer:
         simple_set = set(simple)
         chained = [(r, i) for r in next_reqs if r not in simple_set for i in range(len(r.answers))]
 
-        seqs = [self.with_start(tuple(encoded[r][0])) for r in seq_reqs]
+        seqs = [self.seq_start(tuple(encoded[r][0])) for r in seq_reqs]
         seqs += [plans[r][i][0] + plans[r][i][1] for r, i in chained]
         limits = [self._seq_limit(r) for r in seq_reqs] + [self._prompt_limit(r) for r, _ in chained]
         n_seq = len(seqs)
@@ -553,14 +608,15 @@ class CausalScorer:
         seqs += [plans[r][0][0] for r in simple]
         limits += [self._prompt_limit(r) for r in simple]
         answers = [None] * n_seq + [tuple(a[0] for _, a in plans[r]) for r in simple]
+        raw = [False] * n_seq + [r.raw for r in simple]
+        if any(r.raw for r, _ in chained):
+            raise ValueError("the raw-logit ratio needs answers of one token each after one context")
         kinds = {r.text: context_kinds(r.text, self.encode(r.text).offsets) for r in bnd_reqs}
         bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 else None for r in seq_reqs] + [None] * (len(seqs) - len(seq_reqs))
         found: dict = {}
-        lps = self.score(seqs, limits, answers, bounds, found) if seqs else []
-        for r, lp in zip(seq_reqs, lps):
-            ids, offsets, part_of = encoded[r]
-            text = "".join(r.parts)
-            out[r] = SeqResult(list(ids), [text[a:b] for a, b in offsets], offsets, part_of, lp)
+        lps = self.score(seqs, limits, answers, bounds, found, raw) if seqs else []
+        for r, lp, seq in zip(seq_reqs, lps, seqs):
+            out[r] = self._seq_result(r, encoded[r], seq, lp)
         chained_lp: dict = {}
         for (r, i), lp in zip(chained, lps[len(seq_reqs) : n_seq]):
             n_ans = len(plans[r][i][1])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult
+from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest
 from accapp.scoring.boundary import context_kinds
 from accapp.scoring.causal import CausalScorer
 
@@ -26,16 +26,20 @@ class NaiveScorer(CausalScorer):
         out: dict = {}
         for r in requests:
             if isinstance(r, SeqRequest):
-                ids, offsets, part_of = self.encode_parts(r)
-                seq = list(self.with_start(tuple(ids)))
+                encoded = self.encode_parts(r)
+                seq = list(self.seq_start(tuple(encoded[0])))
                 logp = self._full_logprobs(seq)
                 lps = np.array([logp[i - 1, seq[i]].item() for i in range(1, len(seq))], dtype=np.float32)
-                text = "".join(r.parts)
-                out[r] = SeqResult(list(ids), [text[a:b] for a, b in offsets], offsets, part_of, lps)
+                out[r] = self._seq_result(r, encoded, seq, lps)
             elif isinstance(r, NextRequest):
                 vals = []
                 for context, answer in self.answer_plan(r):
                     seq = list(context) + list(answer)
+                    if r.raw:  # the authors' raw-logit ratio: the answer's logit itself
+                        with torch.inference_mode():
+                            logits = self.model(torch.tensor([list(context)], device=self.device)).logits[0, -1]
+                        vals.append(float(logits[answer[0]]))
+                        continue
                     logp = self._full_logprobs(seq)
                     vals.append(sum(logp[i - 1, seq[i]].item() for i in range(len(context), len(seq))))
                 out[r] = np.asarray(vals, dtype=np.float64)

@@ -20,3 +20,15 @@ def answer_tokens(tokenizer, prompt: str, answer: str) -> tuple[list[int], list[
     full = tokenizer(prompt + answer, add_special_tokens=False)["input_ids"]
     k = common_prefix_len(ctx, full)
     return list(full[:k]), list(full[k:])
+
+
+def vocabulary_id(tokenizer, answer: str) -> int | None:
+    """The id of the vocabulary entry spelled exactly as `answer` (Ide et al.'s
+    convert_tokens_to_ids("Yes")); else the single token the answer encodes to on its own
+    (their code's fallback for 是/否); None when it is neither."""
+    tid = tokenizer.convert_tokens_to_ids(answer)
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if tid is not None and (tid != unk or answer == getattr(tokenizer, "unk_token", None)):
+        return int(tid)
+    ids = tokenizer(answer, add_special_tokens=False)["input_ids"]
+    return int(ids[0]) if len(ids) == 1 else None
