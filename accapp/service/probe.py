@@ -197,6 +197,25 @@ def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: boo
     return result, result.words, engine.word_rule if with_words else ""
 
 
+def probe_stages(engine, items: list[tuple]) -> list:
+    """Several visitors' probe stages in one engine call, their forward passes shared: items are
+    (good, bad, methods, with_words); per item, probe_stage's answer, or the UserError of its pair
+    (one bad pair fails only itself). Items asking for the same methods and words score together."""
+    out: list = [None] * len(items)
+    groups: dict = {}
+    for i, (good, bad, methods, with_words) in enumerate(items):
+        try:
+            methods = probe_methods(engine.kind, methods)
+            groups.setdefault((tuple(methods), bool(with_words)), []).append((i, engine.check_pair(good, bad)))
+        except UserError as exc:
+            out[i] = exc
+    for (methods, with_words), members in groups.items():
+        results = engine.score_pairs([pair for _, pair in members], list(methods), None, words=with_words)
+        for (i, _), result in zip(members, results):
+            out[i] = (result, result.words, engine.word_rule if with_words else "")
+    return out
+
+
 def merge(first: PairResult | None, more: PairResult) -> PairResult:
     """A pair's result with a later stage's judgments added (tokens from the first)."""
     if first is None:

@@ -192,7 +192,7 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
         for k in range(max(len(p) for p in plan.values())):
             for m in models:
                 if k < len(plan[m]):
-                    res, w, rule = state.with_engine(m, svc.probe_stage, good, bad, plan[m][k][1], k == 0)
+                    res, w, rule = state.probe_stage(m, good, bad, plan[m][k][1], k == 0)
                     results[m] = svc.merge(results.get(m), res)
                     words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
                     pending = [label for label, _ in plan[m][k + 1:]]
@@ -317,7 +317,7 @@ def _probe_api(good, bad, model, methods):
     spec = get_spec(model)
     methods = svc.check_probe(spec.kind, good, bad, methods or None)
     rel = svc.reliability_for(_store_or_none(), model, good, bad, svc.pair_meta(good, bad))
-    result, words, rule = get_state().with_engine(model, svc.probe_stage, good, bad, methods, True)
+    result, words, rule = get_state().probe_stage(model, good, bad, methods, True)
     return svc.probe_json_full(model, spec, result, words, rel, [], rule, "bits")
 
 

@@ -51,6 +51,9 @@ QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (servic
 # two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
 INTERACTIVE_GRACE_S = 0.2
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
+# Probes waiting for the same model are scored together, at most this many pairs an engine call:
+# ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
+PROBE_BATCH = int(os.environ.get("ACCAPP_PROBE_BATCH", "16") or 16)
 
 
 class PrioritySlots:
@@ -148,6 +151,7 @@ class AppState:
         self._thread = ModelThread()
         self._last_interactive = 0.0  # when a probe or prompt last used a model (time.monotonic)
         self._interactive = 0  # probes and prompts in with_engine now
+        self._waiting_probes: dict[str, list] = {}  # per model, probe stages not yet taken (each caller waits for its own)
 
     def compute(self, fn, *args, **kwargs):
         """Run model work on the model thread, ahead of file steps, and wait for it (exceptions come back here)."""
@@ -202,6 +206,39 @@ class AppState:
             with self._lock:
                 self._interactive -= 1
                 self._last_interactive = time.monotonic()
+
+    def probe_stage(self, model_id: str, good: str, bad: str, methods, with_words: bool = False):
+        """service.probe.probe_stage, batched: the stage joins the probes waiting for the same model;
+        whichever caller gets the model first scores up to PROBE_BATCH of them in one engine call."""
+        from accapp.service.probe import probe_stages
+
+        mine = concurrent.futures.Future()
+        with self._lock:
+            self._waiting_probes.setdefault(model_id, []).append(((good, bad, methods, with_words), mine))
+
+        def drain(engine):
+            with self._lock:
+                queue = self._waiting_probes.get(model_id, [])
+                taken, queue[:] = queue[:PROBE_BATCH], queue[PROBE_BATCH:]
+            if not taken:
+                return
+            try:
+                answers = probe_stages(engine, [item for item, _ in taken])
+            except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets it
+                answers = [exc] * len(taken)
+            for (_, future), answer in zip(taken, answers):
+                (future.set_exception if isinstance(answer, BaseException) else future.set_result)(answer)
+
+        try:
+            while not mine.done():
+                self.with_engine(model_id, drain)
+        except BaseException:  # the model could not be had (not loadable, out of memory): take the stage back
+            with self._lock:
+                queue = self._waiting_probes.get(model_id, [])
+                queue[:] = [entry for entry in queue if entry[1] is not mine]
+            if not mine.done():
+                raise
+        return mine.result()
 
     def step_target(self) -> float:
         """The model seconds a file step aims at now: short while probes come, longer when none

@@ -1,0 +1,57 @@
+"""Probes waiting for the same model are scored together (issue 22: ten visitors probing at once
+must not wait ten probes' time): the answers are each pair's own, a bad pair fails only itself,
+and the engine is called fewer times than there are probes."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from accapp.errors import UserError
+from accapp.service.probe import probe_stage
+
+
+def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
+    from accapp.engine import build_engine
+    from accapp.ui.state import AppState
+
+    state = AppState()
+    engine = build_engine(smollm.spec.id, lm=smollm)
+    state.register_engine(smollm.spec.id, engine)
+    calls = []
+    real = engine.score_pairs
+
+    def counted(pairs, *args, **kwargs):  # instrumentation only: the real engine call runs
+        calls.append(len(pairs))
+        return real(pairs, *args, **kwargs)
+
+    engine.score_pairs = counted
+    pairs = list(zip(blimp.good.head(12), blimp.bad.head(12))) + [("", "A cat sleeps.")]
+    answers: dict = {}
+    gate = threading.Barrier(len(pairs))
+
+    def visit(i, good, bad):
+        gate.wait()
+        try:
+            answers[i] = state.probe_stage(smollm.spec.id, good, bad, ["lp", "mean_lp"], True)
+        except UserError as exc:
+            answers[i] = exc
+
+    threads = [threading.Thread(target=visit, args=(i, g, b)) for i, (g, b) in enumerate(pairs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(answers) == len(pairs)
+    assert isinstance(answers[len(pairs) - 1], UserError)  # the empty sentence fails only itself
+    assert sum(calls) == len(pairs) - 1 and len(calls) < len(pairs) - 1
+    engine.score_pairs = real
+    for i, (good, bad) in enumerate(pairs[:-1]):
+        result, words, rule = answers[i]
+        alone, alone_words, alone_rule = probe_stage(engine, good, bad, ["lp", "mean_lp"], True)
+        assert (result.pair.good, result.pair.bad) == (good, bad) and rule == alone_rule
+        assert [w["word"] for w in words["good"]] == [w["word"] for w in alone_words["good"]]
+        for a, b in zip(result.scores, alone.scores):
+            assert a.verdict == b.verdict
+            assert a.score_good == pytest.approx(b.score_good, rel=1e-5)

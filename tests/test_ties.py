@@ -1,0 +1,88 @@
+"""One tie rule everywhere (issue 23, item 3): scores closer than TIE_RTOL x max(1, |score|) are a
+tie, so a verdict does not depend on what else was scored in the same batch.
+
+- hand-computed cases of the rule;
+- independent of the project's scoring code: plain transformers forward passes of SmolLM2, each
+  sentence alone and in right-padded batches of mixed lengths; the drift stays far inside the
+  tolerance and every LP verdict is the same;
+- slow: 500 BLiMP pairs with every method, scored alone (one pair a call, as the probe does) and
+  in one batched call (as the runner does): the same verdict for every judgment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from accapp.methods.formulas import TIE_RTOL, tie_tolerance, verdict
+
+
+def test_tie_rule_by_hand():
+    assert TIE_RTOL == 2.0**-16
+    # BLiMP principle_A_c_command pair 231, MetaQuestionComplex comparison: batched vs alone.
+    assert verdict(-2.1005869, -2.1005831) == "tie"
+    assert verdict(-2.1005831, -2.1005869) == "tie"
+    assert tie_tolerance(-2.1, -2.0) == pytest.approx(2.1 * 2.0**-16)
+    assert tie_tolerance(0.3, 0.2) == pytest.approx(2.0**-16)  # scale at least 1 (probabilities)
+    assert verdict(0.5, 0.5 + 2e-5) == "bad"  # 2e-5 > 1.53e-5
+    assert verdict(0.5 + 2e-5, 0.5) == "good"
+    assert verdict(-56.4255, -59.9697) == "good"
+    assert verdict(-100.0, -100.0 - 1e-3) == "tie"  # 1e-3 < 100 x 2^-16 = 1.53e-3
+    assert verdict(-100.0, -100.0 - 2e-3) == "good"
+    assert verdict(1.0, 1.0) == "tie"
+
+
+def _plain_lp(model, rows: list[list[int]], start: int) -> list[float]:
+    """LP of each token row after the start token, in one right-padded batch (plain transformers)."""
+    seqs = [[start] + r for r in rows]
+    width = max(len(s) for s in seqs)
+    ids = torch.tensor([s + [start] * (width - len(s)) for s in seqs])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids).logits.float(), -1)
+    return [float(sum(logp[b, i - 1, s[i]].item() for i in range(1, len(s)))) for b, s in enumerate(seqs)]
+
+
+@pytest.mark.slow
+def test_batching_drift_stays_inside_the_tolerance_independently(smollm, blimp):
+    """No project scoring code: SmolLM2's LP of 64 BLiMP pairs' sentences alone and in shuffled
+    batches of 16 (mixed lengths, right padding) move by float32 noise only, far below the tie
+    tolerance, and the project's rule gives each pair the same verdict both ways."""
+    sample = blimp.groupby("paradigm").head(1).head(64)
+    sentences = list(sample.good) + list(sample.bad)
+    tok, model = smollm.tokenizer, smollm.model
+    rows = [tok.encode(s, add_special_tokens=False) for s in sentences]
+    alone = [_plain_lp(model, [r], smollm.start_id)[0] for r in rows]
+    order = np.random.default_rng(0).permutation(len(rows))
+    batched = np.zeros(len(rows))
+    for k in range(0, len(rows), 16):
+        idx = order[k : k + 16]
+        batched[idx] = _plain_lp(model, [rows[i] for i in idx], smollm.start_id)
+    drift = np.abs(np.asarray(alone) - batched) / np.maximum(1, np.abs(batched))
+    assert drift.max() < TIE_RTOL / 8, drift.max()
+    n = len(sample)
+    for i in range(n):
+        assert verdict(alone[i], alone[n + i]) == verdict(batched[i], batched[n + i])
+
+
+@pytest.mark.slow
+def test_500_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp):
+    from accapp.engine import build_engine
+    from accapp.runner.datasets import stratified_sample
+
+    sample = stratified_sample(blimp, 8, 23).head(500)
+    assert len(sample) == 500
+    engine = build_engine(smollm.spec.id, lm=smollm)
+    pairs = [engine.check_pair(g, b) for g, b in zip(sample.good, sample.bad)]
+    batched = engine.score_pairs(pairs, None, "en")
+    worst = 0.0
+    for pair, together in zip(pairs, batched):
+        alone = engine.score_pairs([pair], None, "en")[0]
+        for a, b in zip(alone.scores, together.scores):
+            assert (a.method, a.template, a.variant) == (b.method, b.template, b.variant)
+            assert a.verdict == b.verdict, (pair, a, b)
+            assert a.prediction == b.prediction, (pair, a, b)
+            for x, y in ((a.score_good, b.score_good), (a.score_bad, b.score_bad)):
+                worst = max(worst, abs(x - y) / max(1.0, abs(x)))
+    print(f"largest relative drift alone vs batched: {worst:.2e} (tolerance {TIE_RTOL:.2e})")
+    assert worst < TIE_RTOL
