@@ -221,6 +221,13 @@ def convention_ids() -> list[str]:
     return sorted(conventions.conventions())
 
 
+def convention_label(convention_id: str | None) -> str:
+    """'Project default', "Authors' code", ... for a results manifest's convention (none: the default)."""
+    known = conventions.conventions()
+    conv = known.get(convention_id or conventions.DEFAULT)
+    return conv.name if conv else str(convention_id)
+
+
 def make_scorer(lm, batch_size: int | None = None, naive: bool = False, convention=None):
     """The scorer for a loaded model's kind (batch_size: strings per pass for a causal LM,
     masked copies per pass for a masked LM; None = the scorer's default; convention: an id of

@@ -19,17 +19,18 @@ from accapp.methods.formulas import TIE_RTOL, tie_tolerance, verdict
 
 
 def test_tie_rule_by_hand():
-    assert TIE_RTOL == 2.0**-16
+    assert TIE_RTOL == 2.0**-14
     # BLiMP principle_A_c_command pair 231, MetaQuestionComplex comparison: batched vs alone.
     assert verdict(-2.1005869, -2.1005831) == "tie"
     assert verdict(-2.1005831, -2.1005869) == "tie"
-    assert tie_tolerance(-2.1, -2.0) == pytest.approx(2.1 * 2.0**-16)
-    assert tie_tolerance(0.3, 0.2) == pytest.approx(2.0**-16)  # scale at least 1 (probabilities)
-    assert verdict(0.5, 0.5 + 2e-5) == "bad"  # 2e-5 > 1.53e-5
-    assert verdict(0.5 + 2e-5, 0.5) == "good"
+    assert tie_tolerance(-2.1, -2.0) == pytest.approx(2.1 * 2.0**-14)
+    assert tie_tolerance(0.3, 0.2) == pytest.approx(2.0**-14)  # scale at least 1 (probabilities)
+    assert verdict(0.5, 0.5 + 1e-4) == "bad"  # 1e-4 > 6.1e-5
+    assert verdict(0.5 + 1e-4, 0.5) == "good"
+    assert verdict(0.5 + 5e-5, 0.5) == "tie"
     assert verdict(-56.4255, -59.9697) == "good"
-    assert verdict(-100.0, -100.0 - 1e-3) == "tie"  # 1e-3 < 100 x 2^-16 = 1.53e-3
-    assert verdict(-100.0, -100.0 - 2e-3) == "good"
+    assert verdict(-100.0, -100.0 - 5e-3) == "tie"  # 5e-3 < 100 x 2^-14 = 6.1e-3
+    assert verdict(-100.0, -100.0 - 1e-2) == "good"
     assert verdict(1.0, 1.0) == "tie"
 
 
@@ -59,7 +60,8 @@ def test_batching_drift_stays_inside_the_tolerance_independently(smollm, blimp):
         idx = order[k : k + 16]
         batched[idx] = _plain_lp(model, [rows[i] for i in idx], smollm.start_id)
     drift = np.abs(np.asarray(alone) - batched) / np.maximum(1, np.abs(batched))
-    assert drift.max() < TIE_RTOL / 8, drift.max()
+    print(f"largest relative drift, plain transformers alone vs batched: {drift.max():.2e}")
+    assert drift.max() < TIE_RTOL / 16, drift.max()
     n = len(sample)
     for i in range(n):
         assert verdict(alone[i], alone[n + i]) == verdict(batched[i], batched[n + i])

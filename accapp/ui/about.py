@@ -37,6 +37,28 @@ def md(text) -> str:
     return s.replace("\n", " ⏎ ")
 
 
+SCORING_RULES = """### Ties, conventions, answer tokens
+- **Ties.** A pair is judged right when score(good) is higher than score(bad) by more than the tie
+  tolerance, 2^-14 × max(1, |score|) (1024 float32 rounding units). Closer scores are a **tie**,
+  counted wrong and shown. Scores move by float noise with the batch they are computed in; the
+  tolerance is 32× the largest such drift measured, so a verdict never depends on what else was
+  scored beside the pair. The same rule holds in the probe, the benchmark runs, Explore and file
+  scoring. Overall accuracy is the mean over paradigms; a phenomenon's accuracy is the mean over its pairs.
+- **Answer tokens** (Ide et al.'s prompts). The prompt is fed exactly as the authors' code builds
+  it (base models: system + space + user text ending in "Answer: "), and the answer read is the
+  vocabulary's own "Yes"/"No"/"A"/"B" token, as their code reads it.
+- **Yes/No probability.** The softmax of Ide et al.'s eq. 5, P(Yes) / (P(Yes) + P(No)). Their
+  released code divides raw logits instead, logit(Yes) / (logit(Yes) + logit(No)), which is not
+  a probability (negative logits give values below 0 or above 1, and adding a constant to every
+  logit changes it); it is offered only as the labelled convention "authors_raw_logit", to
+  reproduce their numbers.
+- **Conventions.** Results say which convention computed them. *Project default*: every string is
+  scored after the model's start token, so its first word counts. *Authors' code*: a start token
+  only where Ide et al.'s code adds one (Llama-3, Mixtral), so otherwise the first token is only
+  context; PLL words as the tokenizer splits them (Kauf & Ivanova). Numbers set beside the
+  papers' tables should come from the authors' convention.
+"""
+
 PROBE_RULES = """### How the Probe tab reaches one answer
 
 - **The headline** is LP's verdict (PLL-word-l2r for a masked LM): the benchmark standard, with its
@@ -127,9 +149,7 @@ def build() -> None:
     gr.Markdown("## Papers\n\n" + "\n".join(f"- **{k}.** {v}" for k, v in PAPERS), elem_id="about-papers")
     with gr.Accordion("Judgment methods: formula and source", open=True):
         gr.Markdown(methods_md(), elem_id="about-methods")
-        gr.Markdown("A pair is judged right when score(good) > score(bad), strictly; ties count as wrong and are "
-                    "shown. Overall accuracy is the mean over paradigms; a phenomenon's accuracy is the mean over "
-                    "its pairs.")
+        gr.Markdown(SCORING_RULES, elem_id="about-scoring-rules")
         gr.Markdown(PROBE_RULES, elem_id="about-probe-rules")
     with gr.Accordion("Templates and prompts", open=False):
         gr.Markdown(templates_md(), elem_id="about-templates")

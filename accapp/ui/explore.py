@@ -15,6 +15,7 @@ import gradio as gr
 import pandas as pd
 
 from accapp import analysis as A
+from accapp.engine import convention_label
 from accapp.errors import UserError
 from accapp.methods import display_name
 from accapp.models import registry
@@ -152,6 +153,12 @@ def status_html(bench: str, model: str | None) -> str:
         bits.append(f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {esc(man.get('seed', 0))})")
     if man.get("finished"):
         bits.append(f"run finished {esc(str(man['finished'])[:10])}")
+    # Which details follow the papers' code (README "What is scored, exactly"); older runs are the default.
+    bits.append(f"convention: {esc(convention_label(man.get('convention')))}")
+    for regen in man.get("regenerated", []):
+        what = regen.get("methods")
+        what = ", ".join(what) if isinstance(what, list) else str(what)
+        bits.append(f"rescored {esc(str(regen.get('date', ''))[:10])}: {esc(what)} ({esc(str(regen.get('reason', '')))})")
     skipped = ", ".join(store.skipped_files) if store.skipped_files else ""
     text = " · ".join(bits) + ". Bars are this project's results; markers and dashed lines are published numbers."
     if skipped:
