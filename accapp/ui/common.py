@@ -129,7 +129,8 @@ table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-
 .acc-unreliable { color: #e67700; font-size: 0.9rem; }
 /* Cards wherever the table is narrow: one of two models side by side (.acc-narrow), or a phone. */
 .acc-narrow table.acc-votes thead { display: none; }
-.acc-narrow table.acc-votes, table.acc-votes tbody, table.acc-votes tr, table.acc-votes td { display: block; width: 100%; }
+.acc-narrow table.acc-votes, .acc-narrow table.acc-votes tbody, .acc-narrow table.acc-votes tr,
+.acc-narrow table.acc-votes td { display: block; width: 100%; }
 .acc-narrow table.acc-votes tr { border: 1px solid var(--border-color-primary); border-radius: 8px;
   margin: 0.4rem 0; padding: 0.3rem 0.5rem; }
 .acc-narrow table.acc-votes td { border: none; padding: 0.15rem 0; }
