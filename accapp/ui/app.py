@@ -31,7 +31,7 @@ import gradio as gr  # noqa: E402
 
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
-from accapp.ui import about, explore, probe, queues, score_file  # noqa: E402
+from accapp.ui import about, cite, explore, gallery, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 from accapp.ui.state import get_state  # noqa: E402
@@ -177,8 +177,11 @@ def build_app() -> gr.Blocks:
                 ex = explore.build(probe_tab, tabs, "probe")
             with gr.Tab("Score a file", id="file", elem_id="tab-file"):
                 score_file.build()
+            with gr.Tab("Teaching gallery", id="gallery", elem_id="tab-gallery"):
+                gallery.build(probe_tab, tabs, "probe")
             with gr.Tab("About", id="about", elem_id="tab-about"):
                 about.build()
+        cite.build()
         gr.api(probe.probe_api, api_name="probe", concurrency_id=PROBE_QUEUE,
                api_description="Score one minimal pair with every selected method; returns the verdict table.")
         gr.api(status, api_name="status", queue=False, api_visibility="undocumented",

@@ -1,0 +1,183 @@
+"""Teaching gallery tab: curated minimal pairs by topic, each with a one-sentence explanation,
+a projection view for a classroom, and a button that puts a pair into the Probe tab.
+
+Layout and wiring only: the pairs and their checks are :mod:`accapp.service.gallery`. No model
+runs here: "Try it in the Probe tab" fills the Probe tab's sentences and switches to it.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import gradio as gr
+
+from accapp.service import gallery as data
+from accapp.service.pairs import find_pair
+from accapp.ui.common import esc, intro, pair_label
+
+ALL = "all"
+GOOD_BG, BAD_BG, ASK_BG = "#15803d", "#b91c1c", "#475569"  # white text on each reads in light and dark themes
+HIDDEN = dict(api_visibility="undocumented", queue=False)
+
+
+@dataclass
+class GalleryTab:
+    topic: gr.Dropdown
+    language: gr.Radio
+    pair: gr.Dropdown
+    projection: gr.Checkbox
+
+
+def topic_choices(pairs) -> list[tuple[str, str]]:
+    return [(f"All topics ({len(pairs)})", ALL)] + [(f"{t} ({n})", t) for t, n in data.topic_counts(pairs)]
+
+
+def pair_choices(pairs) -> list[tuple[str, str]]:
+    """One choice per pair: "3. acceptable sentence / *unacceptable sentence", by id."""
+    return [(f"{i}. {p['good']}  /  *{p['bad']}", p["id"]) for i, p in enumerate(pairs, 1)]
+
+
+def _badge(text: str, bg: str, size: str = "0.85rem") -> str:
+    return (f"<span style='display:inline-block;background:{bg};color:#fff;border-radius:0.4em;padding:0.1em 0.5em;"
+            f"font-weight:700;font-size:{size};white-space:nowrap'>{text}</span>")
+
+
+def _note(pair: dict) -> str:
+    if "model_note" not in pair:
+        return ""
+    return f"<div class='acc-note acc-note-warn' style='margin-top:0.4rem'>⚠ {esc(pair['model_note'])}</div>"
+
+
+def cards_html(pairs, selected: str | None = None) -> str:
+    """Every pair of the current filter as a card: both sentences, the explanation, the source."""
+    if not pairs:
+        return "<div class='acc-note acc-note-info'>No pair in the gallery matches this topic and language.</div>"
+    cards = []
+    for i, p in enumerate(pairs, 1):
+        edge = "var(--color-accent)" if p["id"] == selected else "var(--border-color-primary)"
+        cards.append(
+            f"<div id='gallery-card-{esc(p['id'])}' style='border:2px solid {edge};border-radius:0.6rem;"
+            f"padding:0.6rem 0.8rem;margin:0 0 0.6rem 0;background:var(--block-background-fill)'>"
+            f"<div class='acc-small'>{i}. {esc(p['topic'])} · {data.LANGUAGES[p['language']]}</div>"
+            f"<div style='margin:0.25rem 0'>{_badge('✓ acceptable', GOOD_BG)} {esc(p['good'])}</div>"
+            f"<div style='margin:0.25rem 0'>{_badge('✗ unacceptable', BAD_BG)} *{esc(p['bad'])}</div>"
+            f"<div style='margin-top:0.35rem'>💡 {esc(p['explanation'])}</div>"
+            f"<div class='acc-small'>Source: {esc(data.source_label(p['source']))}</div>{_note(p)}</div>")
+    return "".join(cards)
+
+
+def swapped(pair: dict) -> bool:
+    """Whether the projection view shows the unacceptable sentence first (fixed per pair, so that
+    the acceptable one is not always on top while the answer is hidden)."""
+    return zlib.crc32(pair["id"].encode("utf-8")) % 2 == 1
+
+
+def projection_html(pair: dict | None, reveal: bool = True, position: int = 0, total: int = 0) -> str:
+    """A pair in big type for a projector: sentences A and B, the verdict on each and the takeaway
+    (the explanation) once revealed."""
+    if pair is None:
+        return "<div class='acc-note acc-note-info'>Choose a topic with pairs in it.</div>"
+    rows = [(pair["good"], True), (pair["bad"], False)]
+    if swapped(pair):
+        rows.reverse()
+    lines = []
+    for letter, (text, good) in zip("AB", rows):
+        if reveal:
+            verdict = _badge("✓ Acceptable", GOOD_BG, "1.6rem") if good else _badge("✗ Unacceptable", BAD_BG, "1.6rem")
+        else:
+            verdict = _badge("?", ASK_BG, "1.6rem")
+        star = "*" if reveal and not good else ""
+        lines.append(f"<div style='display:flex;gap:1rem;align-items:center;margin:1.2rem 0'>"
+                     f"<span style='font-size:2rem;font-weight:700;min-width:1.6em'>{letter}</span>"
+                     f"<span style='min-width:12rem'>{verdict}</span>"
+                     f"<span style='font-size:2.6rem;line-height:1.25'>{star}{esc(text)}</span></div>")
+    where = f" · pair {position} of {total}" if total else ""
+    takeaway = (f"<div style='font-size:1.7rem;margin-top:1.4rem;padding-top:0.8rem;border-top:2px solid "
+                f"var(--border-color-primary)'>💡 {esc(pair['explanation'])}</div>{_note(pair)}"
+                if reveal else "<div style='font-size:1.4rem;margin-top:1.4rem;color:var(--body-text-color-subdued)'>"
+                "Which sentence is acceptable? Tick <b>Show the answer</b> to reveal it.</div>")
+    return (f"<div style='padding:1rem 1.4rem;border-radius:0.8rem;background:var(--block-background-fill);"
+            f"border:1px solid var(--border-color-primary)'>"
+            f"<div style='font-size:1.2rem;color:var(--body-text-color-subdued)'>{esc(pair['topic'])}{where} · "
+            f"{esc(data.source_label(pair['source']))}</div>{''.join(lines)}{takeaway}</div>")
+
+
+def probe_fill(pair: dict | None):
+    """What the Probe tab's inputs get for a pair: good, bad, meta (the benchmark pair, or None) and its label."""
+    if pair is None:
+        return gr.update(), gr.update(), gr.update(), gr.update()
+    meta = find_pair(pair["good"], pair["bad"]) if data.parse_source(pair["source"]) else None
+    return pair["good"], pair["bad"], meta, pair_label(meta)
+
+
+def _shown(topic, language):
+    return data.filter_pairs(data.load(), topic, language)
+
+
+def on_filter(topic, language, reveal):
+    """A new topic or language: its pairs in the list and the first of them selected."""
+    pairs = _shown(topic, language)
+    first = pairs[0]["id"] if pairs else None
+    return (gr.update(choices=pair_choices(pairs), value=first), *render(first, topic, language, reveal))
+
+
+def render(pair_id, topic, language, reveal):
+    pairs = _shown(topic, language)
+    ids = [p["id"] for p in pairs]
+    pair = data.by_id(pairs, pair_id) or (pairs[0] if pairs else None)
+    position = ids.index(pair["id"]) + 1 if pair else 0
+    return cards_html(pairs, pair["id"] if pair else None), projection_html(pair, reveal, position, len(pairs))
+
+
+def step(pair_id, topic, language, delta: int):
+    ids = [p["id"] for p in _shown(topic, language)]
+    if not ids:
+        return gr.update()
+    i = ids.index(pair_id) if pair_id in ids else 0
+    return gr.update(value=ids[(i + delta) % len(ids)])
+
+
+def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
+    """The tab; ``probe`` is the Probe tab (its sentences get filled), ``tabs`` the app's Tabs."""
+    pairs = data.load()
+    gr.HTML(intro(
+        "Teaching gallery",
+        "Minimal pairs chosen for teaching: one acceptable sentence, one unacceptable (marked *), and one "
+        "sentence on why. Most come from BLiMP (English) and CLiMP (Chinese) exactly as the benchmarks have them; "
+        "⚠ marks pairs a small model gets wrong in the app's shipped benchmark runs. Turn on the projection view "
+        "for a classroom, or send a pair to the Probe tab to see what a model makes of it."))
+    with gr.Row():
+        topic = gr.Dropdown(topic_choices(pairs), value=ALL, label="Topic", scale=3, elem_id="gallery-topic")
+        language = gr.Radio([("Both", ALL), ("English", "en"), ("Chinese", "zh")], value=ALL, label="Language",
+                            scale=2, elem_id="gallery-language")
+    with gr.Row(equal_height=True):
+        pair = gr.Dropdown(pair_choices(pairs), value=pairs[0]["id"], label="Pair", scale=6, elem_id="gallery-pair")
+        prev_btn = gr.Button("◀ Previous", scale=1, min_width=90, elem_id="gallery-prev")
+        next_btn = gr.Button("Next ▶", scale=1, min_width=90, elem_id="gallery-next")
+        try_btn = gr.Button("Try it in the Probe tab", variant="primary", scale=2, elem_id="gallery-try")
+    with gr.Row():
+        projection = gr.Checkbox(False, label="Projection view: one pair in big type, for a classroom",
+                                 elem_id="gallery-projection-toggle")
+        reveal = gr.Checkbox(True, label="Show the answer (untick to let the class guess first)", visible=False,
+                             elem_id="gallery-reveal")
+    cards0, big0 = render(pairs[0]["id"], ALL, ALL, True)
+    big = gr.HTML(big0, visible=False, elem_id="gallery-big")
+    cards = gr.HTML(cards0, elem_id="gallery-cards")
+
+    view_inputs = [pair, topic, language, reveal]
+    for comp in (topic, language):
+        comp.input(on_filter, [topic, language, reveal], [pair, cards, big], **HIDDEN)
+    pair.change(render, view_inputs, [cards, big], **HIDDEN)
+    reveal.change(render, view_inputs, [cards, big], **HIDDEN)
+    prev_btn.click(lambda *a: step(*a, -1), [pair, topic, language], [pair], **HIDDEN)
+    next_btn.click(lambda *a: step(*a, 1), [pair, topic, language], [pair], **HIDDEN)
+    projection.change(lambda on: (gr.update(visible=on), gr.update(visible=on), gr.update(visible=not on)),
+                      [projection], [big, reveal, cards], **HIDDEN)
+
+    def try_in_probe(pair_id, topic_value, language_value):
+        return (*probe_fill(data.by_id(data.load(), pair_id)), gr.Tabs(selected=probe_tab_id))
+
+    try_btn.click(try_in_probe, [pair, topic, language], [probe.good, probe.bad, probe.meta, probe.pair_label, tabs],
+                  api_visibility="undocumented")
+    return GalleryTab(topic, language, pair, projection)

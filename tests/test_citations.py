@@ -1,0 +1,100 @@
+"""The Cite panel's BibTeX and CITATION.cff (fast: no model, no browser)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+import accapp
+from accapp.service import citations as c
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_key_is_present_once_and_has_a_use():
+    text = c.BIB_PATH.read_text(encoding="utf-8")
+    entries = c.entries()
+    assert set(c.KEYS) == set(entries) and len(c.KEYS) == 7
+    for key in c.KEYS:
+        assert len(re.findall(r"@\w+\{" + re.escape(key) + ",", text)) == 1, key
+        assert len(entries[key].used_for) > 20, key
+
+
+def test_entries_parse_with_balanced_braces_and_required_fields():
+    for key, e in c.entries().items():
+        assert e.text.count("{") == e.text.count("}"), key
+        depth = 0
+        for ch in e.text:  # never closes more than it opened
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0, key
+        assert {"author", "title", "year"} <= set(e.fields), key
+        assert re.fullmatch(r"(19|20)\d\d", e.fields["year"]), key
+        assert e.kind in {"article", "inproceedings", "misc", "software"}, key
+    assert c.entries()["warstadt2020blimp"].fields["volume"] == "8"
+
+
+def test_the_parser_catches_broken_entries():
+    with pytest.raises(ValueError, match="unbalanced"):
+        c.parse("@misc{x,\n  title = {Open {brace},\n  year = {2020}\n")
+    assert [e.key for e in c.parse("% Used for: a\n@misc{a, title = {T}, year = 2020}\n@misc{b, title={U}}")] == ["a", "b"]
+    assert c.parse("% Used for: the thing\n@misc{a, title = {T}}")[0].used_for == "the thing"
+
+
+def test_bibtex_text_for_a_list_of_keys():
+    out = c.bibtex(["xiang2021climp", "warstadt2020blimp"])
+    assert out.index("@inproceedings{xiang2021climp,") < out.index("@article{warstadt2020blimp,")
+    assert out.count("% Used for:") == 2
+    assert "% Used for" not in c.bibtex(["xiang2021climp"], used_for=False)
+    assert [e.key for e in c.parse(c.bibtex())] == list(c.KEYS)
+    with pytest.raises(KeyError, match="nosuch"):
+        c.bibtex(["nosuch"])
+
+
+def test_no_unverified_identifiers():
+    """DOIs and pages only where a paper in the project's set prints them (see the .bib header)."""
+    doi = {k: e.fields.get("doi") for k, e in c.entries().items() if "doi" in e.fields}
+    assert doi == {"hu2023prompting": "10.18653/v1/2023.emnlp-main.306", "warstadt2020blimp": "10.1162/tacl_a_00321"}
+    pages = {k: e.fields["pages"] for k, e in c.entries().items() if "pages" in e.fields}
+    assert pages == {"hu2023prompting": "5040--5060", "xiang2021climp": "2784--2790"}
+
+
+def test_versions_and_license_agree():
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert str(cff["version"]) == accapp.__version__ == c.entries()[c.APP_KEY].fields["version"]
+    assert cff["license"] == project["project"]["license"] == c.entries()[c.APP_KEY].fields["license"]
+    assert cff["authors"] == [{"name": "Acceptability Explorer contributors"}]
+    assert cff["title"] == c.entries()[c.APP_KEY].fields["title"]
+    data = project["tool"]["setuptools"]["package-data"]["accapp"]
+    assert {"data/gallery.json", "data/citations.bib"} <= set(data)
+
+
+def test_cff_references_are_the_six_works():
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    refs = cff["references"]
+
+    def plain(title):
+        return title.replace("{", "").replace("}", "")
+
+    works = [c.entries()[k] for k in c.KEYS[1:]]
+    assert [r["title"] for r in refs] == [plain(e.fields["title"]) for e in works]
+    for r, e in zip(refs, works):
+        assert str(r["year"]) == e.fields["year"]
+        assert [a["family-names"] for a in r["authors"]] == [x.split(",")[0].strip() for x in e.fields["author"].split(" and ")]
+        assert r.get("doi") == e.fields.get("doi")
+
+
+def test_cite_panel_builds():
+    import gradio as gr
+
+    from accapp.ui import cite
+
+    with gr.Blocks():
+        panel = cite.build()
+    assert panel.label == "Cite"
+    assert all(f"`{k}`" in cite.works_markdown() for k in c.KEYS)
