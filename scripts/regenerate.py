@@ -57,11 +57,27 @@ def apply_tie_rule(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def replace_scores(df: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """The shipped rows with the scores of `rows` (same pairs, methods, templates, variants) in place."""
+    keys = ["paradigm", "pair_id", "method", "template", "variant"]
+    rows = rows[keys + ["score_good", "score_bad"]].astype({"pair_id": str, "variant": str, "template": str})
+    merged = df.merge(rows, on=keys, how="left", suffixes=("", "_new"), indicator=True)
+    hit = merged["_merge"] == "both"
+    if hit.sum() != len(rows):
+        raise SystemExit(f"{len(rows) - int(hit.sum())} rescored rows match no shipped row")
+    for col in ("score_good", "score_bad"):
+        merged.loc[hit, col] = merged.loc[hit, col + "_new"]
+    return merged[df.columns]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True)
     ap.add_argument("--benchmark", required=True)
     ap.add_argument("--methods", default="", help="comma-separated method ids to score again (none: verdicts only)")
+    ap.add_argument("--rows", default=None,
+                    help="a Parquet of rescored rows (paradigm, pair_id, method, template, variant, score_good, "
+                         "score_bad) to put in place of the shipped scores, e.g. bench/unigram_case.py's output")
     ap.add_argument("--reason", default="issue 23")
     ap.add_argument("--runs", default=None, help="scratch runs folder (default: a temporary one; kept when given)")
     args = ap.parse_args()
@@ -95,6 +111,9 @@ def main() -> int:
             manifest["templates"] = {**manifest.get("templates", {}), **new_manifest.get("templates", {})}
         else:
             after = before
+        if args.rows:
+            after = replace_scores(after, pd.read_parquet(args.rows))
+            methods = methods + sorted(pd.read_parquet(args.rows).method.unique())
         after = apply_tie_rule(after)
         old_keys = set(map(tuple, before[["paradigm", "pair_id", "method"]].drop_duplicates().to_numpy()))
         new_keys = set(map(tuple, after[["paradigm", "pair_id", "method"]].drop_duplicates().to_numpy()))

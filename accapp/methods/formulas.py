@@ -53,10 +53,10 @@ def raw_logit_ratio(logit_yes: float, logit_no: float) -> float:
     return float(logit_yes / (logit_yes + logit_no))
 
 
-# Scores closer than this, relative to the larger magnitude (at least 1), are a tie: 1024 float32
-# unit roundoffs (2^-24 each). Batching reorders float32 sums, so a pair's scores move with the
-# batch it is scored in (up to about 32 roundoffs, docs/ties.md); 32x that margin keeps every
-# verdict independent of what else was scored beside the pair.
+# Scores closer than this, relative to the larger magnitude (at least 1), are a tie: n·u, the
+# worst-case relative error of a float32 inner product of length n = 1024 (u = 2^-24; the models'
+# hidden sizes are 576 and 640). Batching reorders such sums, so scores move with the batch
+# (measured: at most 32 u, docs/ties.md); within this bound a verdict is noise.
 TIE_RTOL = 2.0**-14
 
 
