@@ -11,6 +11,9 @@ tie, so a verdict does not depend on what else was scored in the same batch.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -87,4 +90,7 @@ def test_500_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp):
             for x, y in ((a.score_good, b.score_good), (a.score_bad, b.score_bad)):
                 worst = max(worst, abs(x - y) / max(1.0, abs(x)))
     print(f"largest relative drift alone vs batched: {worst:.2e} (tolerance {TIE_RTOL:.2e})")
+    out = Path(__file__).resolve().parents[1] / "test-artifacts"
+    out.mkdir(exist_ok=True)  # the figure for docs/ties.md
+    (out / "ties_500.json").write_text(json.dumps({"pairs": 500, "largest_relative_drift": worst, "tolerance": TIE_RTOL}))
     assert worst < TIE_RTOL
