@@ -159,6 +159,8 @@ def status_html(bench: str, model: str | None) -> str:
         what = regen.get("methods")
         what = ", ".join(what) if isinstance(what, list) else str(what)
         bits.append(f"rescored {esc(str(regen.get('date', ''))[:10])}: {esc(what)} ({esc(str(regen.get('reason', '')))})")
+    for later in man.get("pending", []):  # rows a change has outdated, not yet rescored: said, not hidden
+        bits.append(f"<b>not yet rescored</b>: {esc(', '.join(later.get('methods', [])))}: {esc(str(later.get('why', '')))}")
     skipped = ", ".join(store.skipped_files) if store.skipped_files else ""
     text = " · ".join(bits) + ". Bars are this project's results; markers and dashed lines are published numbers."
     if skipped:
