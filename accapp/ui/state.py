@@ -225,7 +225,9 @@ class AppState:
             try:
                 answers = probe_stages(engine, [item for item, _ in taken])
             except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets it
-                answers = [exc] * len(taken)
+                for _, future in taken:
+                    future.set_exception(exc)
+                raise  # on through model_slot, which unloads a model that ran out of memory
             for (_, future), answer in zip(taken, answers):
                 (future.set_exception if isinstance(answer, BaseException) else future.set_result)(answer)
 
