@@ -2,7 +2,7 @@
 a projection view for a classroom, and a button that puts a pair into the Probe tab.
 
 Layout and wiring only: the pairs and their checks are :mod:`accapp.service.gallery`. No model
-runs here: "Try it in the Probe tab" fills the Probe tab's sentences and switches to it.
+runs here: "Try it in the Probe tab" fills the Probe tab's sentences, switches to it and runs the probe.
 """
 
 from __future__ import annotations
@@ -179,5 +179,5 @@ def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
         return (*probe_fill(data.by_id(data.load(), pair_id)), gr.Tabs(selected=probe_tab_id))
 
     try_btn.click(try_in_probe, [pair, topic, language], [probe.good, probe.bad, probe.meta, probe.pair_label, tabs],
-                  api_visibility="undocumented")
+                  api_visibility="undocumented").then(**probe.run_event)  # and runs it: a class sees the answer at once
     return GalleryTab(topic, language, pair, projection)
