@@ -14,12 +14,25 @@ methods a step (methods that share their model passes go together, :func:`method
 pairs and groups of a step chosen from the measured times so that a step takes about
 ``ACCAPP_FILE_STEP_S`` seconds of model time (0.5; :class:`StepPlanner`). A step that fails is
 redone pair by pair, so the failure lands on its row.
+
+What a run can give besides the wide result (:func:`scored_steps` keeps every pair's results):
+the long layout (:func:`long_frame`, one row per pair x method x template x answer order, the
+columns of ``accapp.score_pairs``), each sentence's tokens and words with their surprisal
+(:func:`token_frame`, from the same model passes as the scores: ``Engine.score_pairs(words=True)``),
+accuracy by phenomenon (:func:`phenomenon_summary`, ties wrong as in accapp.analysis.accuracy) and
+the metadata record (:func:`metadata`: ``provenance(engine)`` and the input file's name, SHA-256,
+rows, methods, layout, failed rows).
 """
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import hashlib
+import io
+import math
 import os
+import re
 import time
 from pathlib import Path
 
@@ -30,8 +43,10 @@ from accapp.errors import UserError
 from accapp.methods import resolve
 from accapp.models import get_spec
 from accapp.runner.datasets import MAX_FILE_BYTES, parse_pairs
+from accapp.schema import ENSEMBLE_METHODS
 from accapp.service.messages import message_of
 from accapp.service.probe import majority
+from accapp.service.provenance import provenance
 
 MAX_ROWS = int(os.environ.get("ACCAPP_UI_MAX_ROWS", "5000") or 5000)
 MAX_UPLOAD_BYTES = min(MAX_FILE_BYTES, int(float(os.environ.get("ACCAPP_MAX_UPLOAD_MB", "20") or 20) * 1024 * 1024))
@@ -45,6 +60,13 @@ CHECK_ROWS = 256  # rows checked (tokenized) in one step
 # Methods whose model passes are shared go in one step (the same strings); each other method alone.
 SHARED_GROUPS = {"sentence probability": "sentence", "normalised probability": "sentence", "ensemble": "ensemble"}
 IN_TEMPLATE_SINGLE = {"in_template_lp", "in_template_mean_lp", "in_template_pen_lp"}
+LAYOUTS = ("wide", "long")  # wide: one row per input row (the default); long: one per pair x judgment
+# accapp.score_pairs' columns: the long layout has them (after the input's own columns and row).
+LONG_COLUMNS = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
+                "prediction", "len_good", "len_bad"]
+TOKEN_COLUMNS = ["row", "side", "unit", "index", "text", "start", "end", "tokens", "word_index", "logprob_nats",
+                 "surprisal_nats", "surprisal_bits", "logprob_sum_nats", "correction_applies"]
+SUMMARY_COLUMNS = ["phenomenon", "method", "pairs", "judgments", "ties", "correct", "accuracy"]
 
 
 class ModelBusy(Exception):
@@ -74,19 +96,52 @@ def result_columns(result: PairResult) -> dict:
     return out
 
 
+@dataclasses.dataclass
+class Upload:
+    """An uploaded file's pairs and what its metadata says of it."""
+
+    pairs: pd.DataFrame
+    name: str
+    sha256: str
+    bytes: int
+    has_phenomenon: bool  # the file has a ``phenomenon`` column (parse_pairs fills "all" where not)
+
+
 def read_upload(path) -> tuple[pd.DataFrame, str]:
     """The pairs of an uploaded CSV / JSONL file (a path or a file object with .name) and its file name.
 
     The size is checked before the file is read; a line that cannot be read becomes its row's
     error (an ``error`` column), the others are scored.
     """
+    up = read_upload_info(path)
+    return up.pairs, up.name
+
+
+def read_upload_info(path) -> Upload:
+    """read_upload, with the file's SHA-256, size and whether it has a phenomenon column."""
     if not path:
         raise UserError("Upload a CSV or JSONL file of pairs first.")
     path = Path(path if isinstance(path, (str, os.PathLike)) else getattr(path, "name", ""))
     if not path.is_file():
         raise UserError("The uploaded file is gone from the server (an upload is removed once scored, and after an hour): upload it again.")
     check_upload_size(path.stat().st_size)
-    return parse_pairs(path.read_bytes(), path.name, bad_lines="row"), path.name
+    data = path.read_bytes()
+    pairs = parse_pairs(data, path.name, bad_lines="row")
+    return Upload(pairs, path.name, hashlib.sha256(data).hexdigest(), len(data), _has_column(data, path.name, "phenomenon"))
+
+
+def _has_column(data: bytes, name: str, column: str) -> bool:
+    """Whether a CSV/TSV header names ``column``, or a JSONL record has it as a key (parse_pairs has
+    read the file by now, so it decodes)."""
+    try:
+        text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False
+    if Path(name).suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        return re.search(r'"' + re.escape(column) + r'"\s*:', text) is not None
+    first = next(iter(text.splitlines()), "")
+    header = next(csv.reader(io.StringIO(first), delimiter="\t" if name.lower().endswith(".tsv") else ","), [])
+    return column in {h.strip().lower() for h in header}
 
 
 def check_upload_size(size: int) -> None:
@@ -181,10 +236,15 @@ def _score(engine, pairs, methods) -> list[dict]:
     return [result_columns(r) for r in engine.score_pairs(pairs, methods)]
 
 
-def _score_timed(engine, pairs, methods) -> tuple[list[PairResult], float]:
+def _score_timed(engine, pairs, methods, words=False) -> tuple[list[PairResult], float]:
     t = time.perf_counter()
-    out = engine.score_pairs(pairs, methods)
+    # words=True: each result also has its sentences' words, from the same passes (Engine.score_pairs)
+    out = engine.score_pairs(pairs, methods, words=True) if words else engine.score_pairs(pairs, methods)
     return out, time.perf_counter() - t
+
+
+def _itself(engine):
+    return engine
 
 
 def _call(run, fn, *args, waiting=None):
@@ -200,19 +260,36 @@ def _call(run, fn, *args, waiting=None):
 
 
 def _merge(parts: list[PairResult], order: dict[str, int]) -> PairResult:
-    """One pair's results from several groups of methods: the scores in the request's method order."""
+    """One pair's results from several groups of methods: the scores in the request's method order
+    (tokens and words from the first group's call, the one asked for words)."""
     scores = sorted((s for p in parts for s in p.scores), key=lambda s: order.get(s.method, len(order)))
     return dataclasses.replace(parts[0], scores=scores)
 
 
-def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, progress=None, target=STEP_S):
-    """Score a frame of pairs in short steps: yields (rows done, rows) after each step and returns
-    the result frame (the input, ``row``, ``model``, ``error``, then the scores). ``target``: the
-    model seconds a step aims at, or a function giving them before each step.
+@dataclasses.dataclass
+class Scored:
+    """A scored file: the input (``row``, ``model``, ``error`` added) and each scored row's results."""
 
-    The app's handlers are generators over these steps: Gradio can stop a generator between
-    two steps (the Stop button, /cancel), where a plain function would run to its end.
-    """
+    base: pd.DataFrame
+    results: dict[int, PairResult]  # row index (0-based) -> its results; failed rows are absent
+    model_id: str
+    methods: list[str]
+    engine: object = None  # the engine that scored (for provenance); None when no row was scored
+
+    @property
+    def failed(self) -> int:
+        return int((self.base["error"] != "").sum())
+
+    def wide(self) -> pd.DataFrame:
+        """One row per input row: the input, ``row``, ``model``, ``error``, then every judgment's columns."""
+        scores = pd.DataFrame([result_columns(self.results[i]) if i in self.results else {} for i in range(len(self.base))])
+        return pd.concat([self.base, scores], axis=1)
+
+
+def scored_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, progress=None, target=STEP_S,
+                 words: bool = False):
+    """score_steps, returning a :class:`Scored` (every pair's results kept, for the long layout and
+    the tokens); ``words``: each result also carries its sentences' words (the tokens always come)."""
     methods = check_request(pairs, model_id, methods)
     total = len(pairs)
     errors: dict[int, str] = {}
@@ -232,29 +309,30 @@ def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, 
     groups = method_groups(get_spec(model_id).kind, methods)
     planner = StepPlanner(groups, target)
     order = {m: n for n, m in enumerate(methods)}
-    results: dict[int, dict] = {}
+    results: dict[int, PairResult] = {}
     start = 0
     while start < len(valid):
         k = planner.pairs()
         chunk = valid[start:start + k]
         try:
             parts: list[list[PairResult]] = [[] for _ in chunk]
-            for bundle in planner.bundles(len(chunk)):
+            for n_bundle, bundle in enumerate(planner.bundles(len(chunk))):
                 wanted = [m for g in bundle for m in groups[g]]
-                out, seconds = yield from _call(run, _score_timed, [p for _, p in chunk], wanted, waiting=(done, total))
+                out, seconds = yield from _call(run, _score_timed, [p for _, p in chunk], wanted, words and n_bundle == 0,
+                                                waiting=(done, total))
                 planner.measured(bundle, len(chunk), seconds)
                 for n, r in enumerate(out):
                     parts[n].append(r)
             for (i, _), pair_parts in zip(chunk, parts):
-                results[i] = result_columns(_merge(pair_parts, order))
+                results[i] = _merge(pair_parts, order)
         except Exception:  # noqa: BLE001 - redo the chunk pair by pair to pin the failure on its row
             for i, p in chunk:
                 try:
                     pair_parts = []
-                    for group in groups:
-                        out, _ = yield from _call(run, _score_timed, [p], group, waiting=(done, total))
+                    for n_group, group in enumerate(groups):
+                        out, _ = yield from _call(run, _score_timed, [p], group, words and n_group == 0, waiting=(done, total))
                         pair_parts.append(out[0])
-                    results[i] = result_columns(_merge(pair_parts, order))
+                    results[i] = _merge(pair_parts, order)
                 except Exception as exc:  # noqa: BLE001
                     errors[i] = message_of(exc)
         start += len(chunk)
@@ -266,8 +344,22 @@ def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, 
     base.insert(0, "row", range(1, total + 1))
     base["model"] = model_id
     base["error"] = [errors.get(i, "") for i in range(total)]
-    scores = pd.DataFrame([results.get(i, {}) for i in range(total)])
-    return pd.concat([base, scores], axis=1)
+    engine = None
+    if results:  # the engine itself, for the provenance (a step of its own: the app's engine lives with the model)
+        engine = yield from _call(run, _itself, waiting=(done, total))
+    return Scored(base, results, model_id, methods, engine)
+
+
+def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, progress=None, target=STEP_S):
+    """Score a frame of pairs in short steps: yields (rows done, rows) after each step and returns
+    the result frame (the input, ``row``, ``model``, ``error``, then the scores). ``target``: the
+    model seconds a step aims at, or a function giving them before each step.
+
+    The app's handlers are generators over these steps: Gradio can stop a generator between
+    two steps (the Stop button, /cancel), where a plain function would run to its end.
+    """
+    scored = yield from scored_steps(pairs, model_id, methods, run=run, progress=progress, target=target)
+    return scored.wide()
 
 
 def finish(steps):
@@ -282,3 +374,125 @@ def finish(steps):
 def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, progress=None) -> pd.DataFrame:
     """score_steps run to its end: the result frame."""
     return finish(score_steps(pairs, model_id, methods, run=run, progress=progress))
+
+
+# ---- what a run can give besides the wide result ---------------------------------------------
+def check_layout(layout) -> str:
+    layout = str(layout or "wide").strip().lower()
+    if layout not in LAYOUTS:
+        raise UserError(f"The layout must be one of {', '.join(LAYOUTS)}, not {layout[:40]!r}.")
+    return layout
+
+
+def long_frame(scored: Scored) -> pd.DataFrame:
+    """One row per pair x method x template x answer order: ``row`` and the input's columns, then
+    accapp.score_pairs' columns (``pair`` is the row's 0-based position), then ``model`` and
+    ``error``. A row that failed keeps one line, with its ``error`` and no scores."""
+    inputs = [c for c in scored.base.columns if c not in ("good", "bad", "model", "error")]
+    out = []
+    for i, rec in enumerate(scored.base.to_dict("records")):
+        head = {c: rec[c] for c in inputs}
+        tail = {"model": rec["model"], "error": rec["error"]}
+        res = scored.results.get(i)
+        base = {"pair": i, "good": rec["good"], "bad": rec["bad"]}
+        if res is None:
+            out.append({**head, **base, **tail})
+            continue
+        base = {**base, "good": res.pair.good, "bad": res.pair.bad}
+        for s in res.scores:
+            out.append({**head, **base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad, **tail})
+    df = pd.DataFrame(out, columns=inputs + LONG_COLUMNS + ["model", "error"])
+    for col in ("len_good", "len_bad"):  # whole numbers, also beside a failed row's empty cells
+        df[col] = df[col].astype("Int64")
+    return df
+
+
+def token_frame(scored: Scored) -> pd.DataFrame:
+    """Each scored sentence's tokens and words (``unit``), one row each: ``row`` (as in the
+    results), ``side`` (good/bad), ``index``, ``text``, character ``start``/``end``, log-probability
+    and surprisal in nats and bits. A token row: its own log-prob (the model's; LP sums them) and
+    ``word_index``, the word it belongs to; a word row (accapp/words.py, as the probe shows
+    them): its ``tokens`` and the word's log-prob (a causal LM's corrected for a leading-space
+    tokenizer, Pimentel & Meister 2024; ``logprob_sum_nats`` the plain sum of its tokens)."""
+    ln2 = math.log(2)
+    rows = []
+    for i in sorted(scored.results):
+        res = scored.results[i]
+        for side in ("good", "bad"):
+            words = (res.words or {}).get(side) or []
+            word_of = {t: w["index"] for w in words for t in w["tokens"]}
+            for k, t in enumerate(res.tokens[side]):
+                lp = float(t["logprob"])
+                rows.append({"row": i + 1, "side": side, "unit": "token", "index": k, "text": t["token"],
+                             "start": t["start"], "end": t["end"], "tokens": str(k), "word_index": word_of.get(k),
+                             "logprob_nats": lp, "surprisal_nats": -lp, "surprisal_bits": -lp / ln2,
+                             "logprob_sum_nats": lp, "correction_applies": False})
+            for w in words:
+                lp = float(w["logprob"])
+                rows.append({"row": i + 1, "side": side, "unit": "word", "index": w["index"], "text": w["word"],
+                             "start": w["start"], "end": w["end"], "tokens": " ".join(str(t) for t in w["tokens"]),
+                             "word_index": w["index"], "logprob_nats": lp, "surprisal_nats": -lp,
+                             "surprisal_bits": -lp / ln2, "logprob_sum_nats": float(w["logprob_sum"]),
+                             "correction_applies": bool(w["correction_applies"])})
+    df = pd.DataFrame(rows, columns=TOKEN_COLUMNS)
+    df["word_index"] = df["word_index"].astype("Int64")
+    return df
+
+
+def judgments(long: pd.DataFrame) -> pd.DataFrame:
+    """The long layout's scored lines with ``correct`` and ``tie`` as the benchmark runs count them
+    (accapp/runner/runner.py, accapp/analysis/accuracy.py): correct when the verdict is "good" (a
+    tie is wrong), an ensemble's the share of its seeded draws that were right, and never a tie."""
+    ok = long[(long["error"] == "") & long["method"].notna()].copy()
+    ens = ok["method"].isin(list(ENSEMBLE_METHODS))
+    ok["correct"] = (ok["verdict"] == "good").astype(float).where(~ens, ok["score_good"].astype(float))
+    ok["tie"] = (ok["verdict"] == "tie") & ~ens
+    return ok
+
+
+def phenomenon_summary(long: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
+    """Accuracy (%) by phenomenon and method over the scored rows: ``pairs`` (rows scored),
+    ``judgments`` (pair x template x answer order), ``ties`` (counted wrong), ``correct`` and
+    ``accuracy`` = 100 x mean correct over the judgments (a phenomenon's accuracy is the mean over
+    its items, as in accapp.analysis.accuracy). Phenomena in order of first appearance, methods in
+    the request's order."""
+    ok = judgments(long)
+    if ok.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    ok["phenomenon"] = ok["phenomenon"].astype(str)
+    out = ok.groupby(["phenomenon", "method"], sort=False).agg(
+        pairs=("pair", "nunique"), judgments=("correct", "size"), ties=("tie", "sum"), correct=("correct", "sum"),
+        accuracy=("correct", "mean")).reset_index()
+    out["accuracy"] = 100 * out["accuracy"]
+    out["ties"] = out["ties"].astype(int)
+    order = {m: n for n, m in enumerate(methods or [])}
+    first = {p: n for n, p in enumerate(dict.fromkeys(ok["phenomenon"]))}
+    out = out.sort_values(["phenomenon", "method"], key=lambda c: c.map(first) if c.name == "phenomenon"
+                          else c.map(lambda m: order.get(m, len(order)))).reset_index(drop=True)
+    return out[SUMMARY_COLUMNS]
+
+
+def metadata(scored: Scored, upload: Upload, layout: str, tokens: bool, files: dict[str, str]) -> dict:
+    """The sidecar's record: the provenance of the engine that scored (accapp.service.provenance)
+    and the input file's name, SHA-256 and rows, the methods, the layout, how many rows failed, and
+    the files written."""
+    if scored.engine is not None:
+        try:
+            prov = provenance(scored.engine)
+        except Exception as exc:  # noqa: BLE001 - the results stand; the record says what it lacks
+            prov = {"model_id": scored.model_id, "error": f"provenance unavailable: {message_of(exc)}"}
+    else:
+        prov = {"model_id": scored.model_id, "error": "no row was scored, so no model ran"}
+    return {
+        "provenance": prov,
+        "input": {"file": upload.name, "sha256": upload.sha256, "bytes": upload.bytes, "rows": len(scored.base),
+                  "has_phenomenon": upload.has_phenomenon},
+        "model": scored.model_id,
+        "methods": scored.methods,
+        "format": layout,
+        "tokens": bool(tokens),
+        "rows": len(scored.base),
+        "rows_scored": len(scored.base) - scored.failed,
+        "rows_failed": scored.failed,
+        "files": files,
+    }

@@ -1,8 +1,12 @@
-"""Score-a-file tab: a CSV or JSONL of minimal pairs in, a CSV with one row per input row out.
+"""Score-a-file tab: a CSV or JSONL of minimal pairs in, a CSV with one row per input row out
+(or, on request, one row per pair and judgment: the long layout), with each sentence's tokens and
+words on request, a summary by phenomenon when the file has a ``phenomenon`` column, and a
+metadata sidecar (``<result>.meta.json``: provenance, the input's SHA-256, methods, layout).
 
 The scoring is :mod:`accapp.service.score_file` (per-row checks, short steps, an ``error``
-column); this tab writes its result to a temporary file renamed into place, so a download never
-sees half a file. The same work is the ``/score_file`` API endpoint.
+column); this tab writes every file to a temporary name renamed into place (the sidecar last), so
+a download never sees half a file. The same work is the ``/score_file`` API endpoint (the result
+CSV) and ``/score_file_all`` (every file of the run).
 
 File jobs wait in their own queue (:mod:`accapp.ui.queues`): before one joins it, a check refuses
 a second job of the same visitor, a full queue, a file over the size limit and a bad list of
@@ -14,6 +18,7 @@ A full disk is a message.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -25,8 +30,8 @@ import gradio as gr
 import pandas as pd
 
 from accapp.errors import UserError
-from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_atomic
-from accapp.methods import method_ids
+from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_atomic, write_json_atomic
+from accapp.methods import display_name, method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import score_file as svc
 from accapp.service.probe import method_choices
@@ -67,38 +72,100 @@ def _stem(name: str) -> str:
 def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None):
     """The service's steps on the app's engine for this model, each a low-priority turn on the
     model (AppState.background; see service.score_file.score_steps)."""
+    scored = yield from scored_steps(pairs, model_id, methods, progress)
+    return scored.wide()
+
+
+def scored_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None, words: bool = False):
     state = get_state()
-    return svc.score_steps(pairs, model_id, methods, run=partial(state.background, model_id), progress=progress,
-                           target=state.step_target)
+    return svc.scored_steps(pairs, model_id, methods, run=partial(state.background, model_id), progress=progress,
+                            target=state.step_target, words=words)
 
 
 def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], progress=None) -> pd.DataFrame:
     return svc.finish(score_steps(pairs, model_id, methods, progress))
 
 
-def upload_steps(path, model_id, methods, progress=None):
-    """Parse and score one batch a step, then write the result CSV; returns (its path, the frame)."""
-    pairs, name = svc.read_upload(path)
-    df = yield from score_steps(pairs, model_id, list(methods or []), progress)
+@dataclasses.dataclass
+class Written:
+    """What one file job wrote: the result CSV first in ``files``, then the tokens, the summary by
+    phenomenon and the sidecar, as they apply."""
+
+    results: str
+    files: list[str]
+    wide: pd.DataFrame
+    frame: pd.DataFrame  # the result in the layout asked for (what the result CSV holds)
+    summary: pd.DataFrame | None  # accuracy by phenomenon (a file with a phenomenon column)
+    meta: dict
+
+
+def upload_steps(path, model_id, methods, progress=None, layout="wide", tokens=False):
+    """Parse and score one batch a step, then write the files; returns (the result CSV's path,
+    the result frame) (score_upload_all: every file)."""
+    written = yield from upload_all_steps(path, model_id, methods, progress, layout, tokens)
+    return written.results, written.frame
+
+
+def upload_all_steps(path, model_id, methods, progress=None, layout="wide", tokens=False):
+    """upload_steps returning a :class:`Written`. Nothing is written before the scoring ends, so a
+    malformed file, a refusal or Stop leaves no file; each file is written to a temporary name and
+    renamed, the sidecar last."""
+    layout = svc.check_layout(layout)
+    up = svc.read_upload_info(path)
+    scored = yield from scored_steps(up.pairs, model_id, list(methods or []), progress, words=bool(tokens))
+    wide = scored.wide()
+    frame = wide if layout == "wide" else svc.long_frame(scored)
+    summary = svc.phenomenon_summary(svc.long_frame(scored) if layout == "wide" else frame, scored.methods) \
+        if up.has_phenomenon else None
     root = get_state().tmpdir() / "results"
     _prune(root)
     out_dir = None
     try:
         root.mkdir(parents=True, exist_ok=True)
         out_dir = Path(tempfile.mkdtemp(dir=root, prefix="run-"))
-        out = write_csv(df, out_dir / f"{_stem(name)}-scored-{safe_name(model_id)}.csv")
+        stem = f"{_stem(up.name)}-scored-{safe_name(model_id)}{'' if layout == 'wide' else '-long'}"
+        files = {"results": write_csv(frame, out_dir / f"{stem}.csv")}
+        if tokens:
+            files["tokens"] = write_csv(svc.token_frame(scored), out_dir / f"{stem}-tokens.csv")
+        if summary is not None:
+            files["phenomena"] = write_csv(summary, out_dir / f"{stem}-phenomena.csv")
+        names = {k: p.name for k, p in files.items()}
+        meta_path = out_dir / f"{stem}.meta.json"
+        meta = svc.metadata(scored, up, layout, bool(tokens), {**names, "metadata": meta_path.name})
+        files["metadata"] = write_json_atomic(meta, meta_path)
     except OSError as exc:
         if out_dir is not None:
             shutil.rmtree(out_dir, ignore_errors=True)
         if is_disk_full(exc):
             raise UserError(DISK_FULL_MESSAGE) from exc
         raise
-    return str(out), df
+    return Written(str(files["results"]), [str(p) for p in files.values()], wide, frame, summary, meta)
 
 
-def score_upload(path, model_id, methods, progress=None) -> tuple[str, pd.DataFrame]:
-    """Parse, score and write: returns the result CSV's path and the scored frame."""
-    return svc.finish(upload_steps(path, model_id, methods, progress))
+def score_upload(path, model_id, methods, progress=None, layout="wide", tokens=False) -> tuple[str, pd.DataFrame]:
+    """Parse, score and write: returns the result CSV's path and the result frame."""
+    return svc.finish(upload_steps(path, model_id, methods, progress, layout, tokens))
+
+
+def score_upload_all(path, model_id, methods, progress=None, layout="wide", tokens=False) -> Written:
+    """Parse, score and write: every file written (see upload_all_steps)."""
+    return svc.finish(upload_all_steps(path, model_id, methods, progress, layout, tokens))
+
+
+def phenomenon_table(summary: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The summary by phenomenon as the tab shows it: one row per phenomenon with its pairs, one
+    column per method with its accuracy (%); ties are wrong (the CSV also counts them)."""
+    if summary is None or summary.empty:
+        return None
+    table = summary.pivot(index="phenomenon", columns="method", values="accuracy")
+    methods = list(dict.fromkeys(summary["method"]))
+    phenomena = list(dict.fromkeys(summary["phenomenon"]))
+    table = table.reindex(index=phenomena, columns=methods).round(1)
+    pairs = summary.groupby("phenomenon", sort=False)["pairs"].max().reindex(phenomena)
+    table.columns = [f"{display_name(m)} (%)" for m in methods]
+    table.insert(0, "Pairs", pairs.astype(int).values)
+    table.insert(0, "Phenomenon", [p or "(empty)" for p in phenomena])
+    return table.reset_index(drop=True)
 
 
 def _summary(df: pd.DataFrame, model_id: str) -> str:
@@ -160,10 +227,10 @@ def file_job(path, request: gr.Request | None):
                 remove_upload(path, session)
 
 
-def validate_job(path, model_id, methods, request: gr.Request = None):
+def validate_job(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None):
     """Checked before a file job joins the queue (Gradio's validator, so a refusal is immediate and
     takes no place in the queue): one job per visitor, the queue's length, the file's size, the
-    model and the methods. One gr.validate per input: file, model, methods."""
+    model, the methods and the layout. One gr.validate per input: file, model, methods, layout, tokens."""
     file_msg = queues.file_job_refusal(getattr(request, "session_hash", None)) or ""
     if not file_msg and not path:
         file_msg = "Upload a CSV or JSONL file of pairs first."
@@ -173,7 +240,7 @@ def validate_job(path, model_id, methods, request: gr.Request = None):
                 svc.check_upload_size(os.path.getsize(str(path)))
             except UserError as exc:
                 file_msg = str(exc)
-    model_msg = methods_msg = ""
+    model_msg = methods_msg = layout_msg = ""
     try:
         get_spec(model_id)
     except (UserError, TypeError) as exc:
@@ -183,35 +250,42 @@ def validate_job(path, model_id, methods, request: gr.Request = None):
             svc.check_methods(model_id, methods)
         except UserError as exc:
             methods_msg = str(exc)
-    return [gr.validate(not m, m) for m in (file_msg, model_msg, methods_msg)]
+    try:
+        svc.check_layout(layout)
+    except UserError as exc:
+        layout_msg = str(exc)
+    return [gr.validate(not m, m) for m in (file_msg, model_msg, methods_msg, layout_msg, "")]
 
 
 @friendly
-def run_score(path, model_id, methods, request: gr.Request = None, progress=gr.Progress()):
+def run_score(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None, progress=gr.Progress()):
     with file_job(path, request):
-        steps = upload_steps(path, model_id, methods, progress)
+        steps = upload_all_steps(path, model_id, methods, progress, layout, tokens)
         shown = None
         while True:
             try:
                 done, total = next(steps)
             except StopIteration as stop:
-                out, df = stop.value
+                written = stop.value
                 break
             if (done, total) == shown:  # waiting for the model: nothing new to show
-                yield gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
                 continue
             shown = done, total
             yield gr.skip(), note(f"Scoring… {done:,} of {total:,} rows done. <b>Stop</b> ends the run; "
-                                  "nothing is written then.", "info"), gr.skip(), gr.skip()
-    preview_cols = [c for c in ("row", "good", "bad", "error", "majority_verdict") if c in df] + [
-        c for c in df.columns if c.endswith(": verdict")][:6]
+                                  "nothing is written then.", "info"), gr.skip(), gr.skip(), gr.skip()
+    df = written.frame
+    keep = ("row", "good", "bad", "error", "majority_verdict", "method", "template", "variant", "verdict")
+    preview_cols = [c for c in keep if c in df] + [c for c in df.columns if c.endswith(": verdict")][:6]
     preview = df[preview_cols].head(50).copy()
     for c in ("good", "bad", "error"):  # the CSV has the full text; the preview stays narrow
         if c in preview:
             preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
+    table = phenomenon_table(written.summary)
     # the upload is removed from the server once scored: the box empties, to say so
-    yield (gr.update(value=out, visible=True), _summary(df, model_id),
-           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))), None)
+    yield (gr.update(value=written.files, visible=True), _summary(written.wide, model_id),
+           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))), None,
+           gr.update(value=table, visible=table is not None))
 
 
 def preview_widths(columns: list[str]) -> list[str]:
@@ -222,17 +296,26 @@ def preview_widths(columns: list[str]) -> list[str]:
     return [f"{fixed[c]}%" if c in fixed else f"{left / max(1, len(rest)):.1f}%" for c in columns]
 
 
-@friendly
-def api_score(file, model, methods, request: gr.Request = None, progress=gr.Progress()):
+def _api_steps(file, model, methods, layout, tokens, request, progress, everything: bool):
     with file_job(file, request):
-        steps = upload_steps(file, model, methods, progress)
+        steps = upload_all_steps(file, model, methods, progress, layout, tokens)
         while True:
             try:
                 next(steps)
             except StopIteration as stop:
-                yield stop.value[0]
+                yield stop.value.files if everything else stop.value.results
                 return
             yield gr.skip()  # a step: lets /cancel stop the run here
+
+
+@friendly
+def api_score(file, model, methods, layout="wide", tokens=False, request: gr.Request = None, progress=gr.Progress()):
+    yield from _api_steps(file, model, methods, layout, tokens, request, progress, False)
+
+
+@friendly
+def api_score_all(file, model, methods, layout="wide", tokens=False, request: gr.Request = None, progress=gr.Progress()):
+    yield from _api_steps(file, model, methods, layout, tokens, request, progress, True)
 
 
 def example_file() -> str:
@@ -263,11 +346,24 @@ def build() -> None:
                                info="Fewer methods score faster; LP, MeanLP and PenLP need one pass per sentence.",
                                elem_id="file-methods")
     with gr.Row():
+        layout = gr.Radio([("Wide: one row per input row", "wide"),
+                           ("Long: one row per pair and method, template and answer order", "long")],
+                          value="wide", label="Layout of the result CSV", elem_id="file-layout", scale=3)
+        tokens = gr.Checkbox(False, label="Also each sentence's tokens and words (surprisal in bits and nats), as a second CSV",
+                             elem_id="file-tokens", scale=2)
+    with gr.Row():
         run_btn = gr.Button("Score the file", variant="primary", elem_id="file-run", scale=4)
         stop_btn = gr.Button("Stop", variant="stop", elem_id="file-stop", scale=1)
     summary = gr.HTML("", elem_id="file-summary")
-    result = gr.File(label="Result CSV (one row per input row): click to download", interactive=False,
-                     elem_id="file-result", visible=False)
+    # Several files in one list rather than a zip: each opens at a click (the CSVs in a spreadsheet,
+    # the sidecar in the browser) with nothing to unpack, the result CSV stays first (the one most
+    # people want), and the sidecar keeps its place beside the result's name.
+    result = gr.File(label="Downloads: the result CSV first, then the tokens and the summary by phenomenon "
+                           "(when asked for or present) and the metadata sidecar (.meta.json): click to download",
+                     file_count="multiple", interactive=False, elem_id="file-result", visible=False)
+    phenomena = gr.Dataframe(elem_classes=["acc-table"], label="Accuracy (%) by phenomenon and method (ties count "
+                                                               "as wrong, as everywhere in the app)",
+                             interactive=False, wrap=True, elem_id="file-phenomena", visible=False)
     preview = gr.Dataframe(elem_classes=["acc-table"], label="Preview (first 50 rows)", interactive=False, wrap=True,
                            max_height=500, elem_id="file-preview", visible=False)
 
@@ -278,13 +374,24 @@ def build() -> None:
         return gr.update(choices=method_choices(kind), value=keep)
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
-    run_event = run_btn.click(run_score, [upload, model, methods], [result, summary, preview, upload],
+    inputs = [upload, model, methods, layout, tokens]
+    run_event = run_btn.click(run_score, inputs, [result, summary, preview, upload, phenomena],
                               api_visibility="undocumented", concurrency_id=FILE_QUEUE,
                               concurrency_limit=FILE_CONCURRENCY, validator=validate_job)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
-    # The API endpoint: the same work, the result CSV alone as its output.
+    # The API endpoints: the same work. /score_file returns the result CSV alone (as before the
+    # layout and tokens inputs came; both have defaults, so old clients get the same file),
+    # /score_file_all every file of the run (result, tokens, phenomena, sidecar).
     api_out = gr.File(visible=False, label="result_csv")
     api_btn = gr.Button(visible=False)
-    api_btn.click(api_score, [upload, model, methods], [api_out], api_name="score_file", concurrency_id=FILE_QUEUE,
+    api_btn.click(api_score, inputs, [api_out], api_name="score_file", concurrency_id=FILE_QUEUE,
                   concurrency_limit=FILE_CONCURRENCY, validator=validate_job,
-                  api_description="Score a CSV/JSONL file of minimal pairs (columns good, bad); returns the result CSV.")
+                  api_description="Score a CSV/JSONL file of minimal pairs (columns good, bad); returns the result CSV "
+                                  "(layout 'wide': one row per input row, or 'long': one row per judgment).")
+    api_all_out = gr.File(visible=False, file_count="multiple", label="files")
+    api_all_btn = gr.Button(visible=False)
+    api_all_btn.click(api_score_all, inputs, [api_all_out], api_name="score_file_all", concurrency_id=FILE_QUEUE,
+                      concurrency_limit=FILE_CONCURRENCY, validator=validate_job,
+                      api_description="As /score_file, returning every file written: the result CSV, the tokens CSV "
+                                      "(tokens=True), the summary by phenomenon (a phenomenon column) and the "
+                                      "metadata sidecar JSON.")
