@@ -182,13 +182,15 @@ def build_app() -> gr.Blocks:
             with gr.Tab("About", id="about", elem_id="tab-about"):
                 about.build()
         cite.build()
+        probe.wire_links(demo, probe_tab)  # a shared probe link fills the Probe tab and runs it
         gr.api(probe.probe_api, api_name="probe", concurrency_id=PROBE_QUEUE,
                api_description="Score one minimal pair with every selected method; returns the verdict table.")
         gr.api(status, api_name="status", queue=False, api_visibility="undocumented",
                api_description="The models loaded, the memory budget, resident memory and the file jobs queued.")
         explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
                            api_visibility="undocumented").then(
-            explore.render, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
+            explore.render_page, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
+        demo.load(**ex.load_event, api_visibility="undocumented").then(**ex.then_event, api_visibility="undocumented")
     queues.attach(demo)
     return demo
 

@@ -7,6 +7,7 @@ endpoint, :func:`probe_api`, so the page and the API always agree), the HTML is
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import traceback
@@ -14,15 +15,17 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import gradio as gr
+import plotly.graph_objects as go
 
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
+from accapp.files import safe_name
 from accapp.methods import method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
+from accapp.service import export, verdicts
 from accapp.service import probe as svc
-from accapp.service import verdicts
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
-from accapp.ui import plots
+from accapp.ui import links, plots
 from accapp.ui.common import esc, friendly, intro, note, pair_label
 from accapp.ui.probe_view import (
     busy_html,
@@ -51,6 +54,7 @@ class ProbeTab:
     methods: gr.CheckboxGroup
     pair_label: gr.HTML
     run_event: dict  # the Compare button's event (fn, inputs, outputs, ...), for other tabs to chain
+    link_load: dict | None = None  # the page load that reads a shared link (wire_links)
 
 
 def probe_pair(good: str, bad: str, model_id: str = DEFAULT_MODEL, methods=None):
@@ -122,6 +126,31 @@ def _word_figure(report: dict, unit: str, view: str):
     return plots.surprisal_figure(items, unit, item="word")
 
 
+class PngFigure(go.Figure):
+    """A plotly figure that carries its own plotly config to the page (Gradio's Plot passes a
+    "config" key of the figure's JSON to Plotly.react): the modebar's "Download plot as a PNG"
+    button names the file after the figure instead of plotly's "newplot.png"."""
+
+    def to_json(self, *args, **kwargs):
+        out = json.loads(super().to_json(*args, **kwargs))
+        out["config"] = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": self._png_name, "scale": 2}}
+        return json.dumps(out)
+
+
+def png_name(kind: str, report: dict, unit: str, view: str) -> str:
+    """'surprisal_smollm2-135m-instruct_These-casseroles-disgust_bits_words': what, model, pair, unit, view."""
+    words = "-".join((report.get("good") or "").split()[:3])[:40]
+    return safe_name(f"{kind}_{report.get('model', '')}_{words}_{unit}_{view.replace(': ', '-')}")
+
+
+def with_png_name(fig, name: str):
+    if fig is None:
+        return None
+    out = PngFigure(fig)
+    out._png_name = name
+    return out
+
+
 def render_report(report: dict | None, unit: str, view: str, figures: bool = True, narrow: bool = False):
     """(headline, surprisal figure, difference figure, votes table) of one model's report
     (figures=False: the figures left as they are, gr.update())."""
@@ -133,7 +162,9 @@ def render_report(report: dict | None, unit: str, view: str, figures: bool = Tru
     if not figures:
         return headline_html(report), gr.update(), gr.update(), votes_html(report, unit, narrow)
     diff = plots.difference_figure(report["difference"], unit) if report.get("difference") and view != "tokens" else None
-    return (headline_html(report), _word_figure(report, unit, view), gr.update(value=diff, visible=diff is not None),
+    diff = with_png_name(diff, png_name("surprisal-difference", report, unit, view))
+    fig = with_png_name(_word_figure(report, unit, view), png_name("surprisal", report, unit, view))
+    return (headline_html(report), fig, gr.update(value=diff, visible=diff is not None),
             votes_html(report, unit, narrow))
 
 
@@ -294,6 +325,85 @@ def show_prompts(model_id, method, good, bad):
     return "\n\n".join(blocks) if blocks else "(this method feeds the model no extra strings)"
 
 
+# ------------------------------------------------------------------------------------------ links
+def _query_of(request) -> object:
+    """The page URL's query (Gradio's client sends it with each event) as a string or a mapping."""
+    qp = getattr(request, "query_params", None)
+    if qp is None:
+        return ""
+    return str(qp) if hasattr(qp, "multi_items") else dict(qp)  # starlette's QueryParams prints as its query
+
+
+def link_values(request) -> dict | None:
+    """A shared link's checked probe values, None when the page URL names no probe; UserError otherwise."""
+    params = links.parse_query(_query_of(request))
+    return links.probe_values(params) if links.is_probe_link(params) else None
+
+
+def load_link(request: gr.Request = None):
+    """On page load: a shared probe link fills the inputs (good, bad, model, model2, methods, unit, view,
+    bench method, prompt method), says what it does in the status line, and sets the flag that runs it."""
+    keep = (gr.update(),) * 9
+    try:
+        values = link_values(request)
+    except Exception as exc:  # noqa: BLE001 - a hostile link gets a message, never a traceback
+        if not isinstance(exc, UserError):
+            log.error("link failed:\n%s", traceback.format_exc())
+        return (*keep, error_html("This link cannot be opened: " + message_of(exc)), False)
+    if values is None:
+        return (*keep, gr.update(), False)
+    kind = get_spec(values["model"]).kind
+    choices = method_choices(kind)
+    chosen = [m for m in (values["methods"] or method_ids(kind)) if m in method_ids(kind)] or method_ids(kind)
+    bench = DEFAULT_BENCH_METHOD[kind]
+    return (values["good"], values["bad"], values["model"], values["model2"] or NO_SECOND,
+            gr.update(choices=choices, value=chosen), values["unit"], values["view"],
+            gr.update(choices=choices, value=bench), gr.update(choices=choices, value=chosen[0]),
+            busy_html("Opening the shared link…"), True)
+
+
+def run_linked(go_on, good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None):
+    """The probe of a shared link (load_link set go_on), else nothing changes."""
+    if not go_on:
+        yield (gr.update(),) * 16
+        return
+    yield from run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request)
+
+
+# ------------------------------------------------------------------------------------------ export
+EXPORT_HIDDEN = gr.update(visible=False, value=None)
+
+
+def prepare_export(saved, model, model2, methods, unit, view):
+    """The shown probe as JSON and CSV files (accapp.service.export): (note, JSON button, CSV button)."""
+    reports = [r for r in ((saved or {}).get("reports") or []) if r]
+    if not reports:
+        return note("Compare two sentences first: the export is of the result shown.", "warn"), EXPORT_HIDDEN, EXPORT_HIDDEN
+    if any(r.get("pending") for r in reports):
+        return note("The probe is still running: export once every method has finished.", "warn"), EXPORT_HIDDEN, EXPORT_HIDDEN
+    try:
+        state = get_state()
+        extras = [state.with_engine(r["model"], export.engine_extras, r["good"], r["bad"], export.report_methods(r))
+                  for r in reports]
+        models = (saved or {}).get("models") or [r["model"] for r in reports]
+        link = links.probe_query({"good": reports[0]["good"], "bad": reports[0]["bad"], "model": models[0],
+                                  "model2": models[1] if len(models) > 1 else "", "methods": methods,
+                                  "unit": unit, "view": view})
+        record = export.export_record(reports, extras, link)
+        js, cs = export.write_exports(record, state.tmpdir() / "exports")
+    except Exception as exc:  # noqa: BLE001 - a message, the traceback in the log
+        if not isinstance(exc, UserError):
+            log.error("export failed:\n%s", traceback.format_exc())
+        return error_html(message_of(exc)), EXPORT_HIDDEN, EXPORT_HIDDEN
+    return (note("Ready: the JSON holds everything (provenance included); the CSV is one long table, a "
+                 "<code>record</code> column says what each row is.", "info"),
+            gr.update(value=str(js), visible=True), gr.update(value=str(cs), visible=True))
+
+
+def clear_export():
+    return "", EXPORT_HIDDEN, EXPORT_HIDDEN
+
+
 # ------------------------------------------------------------------------------------------ API
 def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str] | None = None) -> dict:
     """Score one minimal pair with every selected method.
@@ -373,6 +483,13 @@ def build() -> ProbeTab:
             quick_btn = gr.Button("Only LP, MeanLP, PenLP (fast)", size="sm")
     status = gr.HTML(note("Press <b>Compare the two sentences</b>. The first comparison loads the model.", "info"),
                      elem_id="probe-status")
+    with gr.Row(elem_id="probe-share"):
+        copy_btn = gr.Button("🔗 Copy link", size="sm", elem_id="probe-copy-link", scale=0, min_width=130)
+        export_btn = gr.Button("⬇ Export this result (JSON, CSV)", size="sm", elem_id="probe-export", scale=0, min_width=240)
+        dl_json = gr.DownloadButton("JSON", visible=False, size="sm", elem_id="probe-download-json", scale=0, min_width=90)
+        dl_csv = gr.DownloadButton("CSV", visible=False, size="sm", elem_id="probe-download-csv", scale=0, min_width=90)
+        copy_note = gr.HTML("", elem_id="probe-copy-note")
+    export_note = gr.HTML("", elem_id="probe-export-note")
     view_line = gr.HTML("", elem_id="probe-view-note", elem_classes=["acc-small"])
     with gr.Row(equal_height=False, elem_classes=["acc-models"]):
         with gr.Column(min_width=300):
@@ -413,6 +530,14 @@ def build() -> ProbeTab:
     for e in events:
         e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
     stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)
+    # The page URL follows each run and each change of unit or view (a link that reproduces what is shown).
+    url_inputs = [good, bad, model, model2, methods, unit, view]
+    for trigger in (run_btn.click, good.submit, bad.submit, unit.input, view.input):
+        trigger(None, url_inputs, None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
+    copy_btn.click(None, url_inputs, [copy_note], js=links.PROBE_COPY_JS, api_visibility="undocumented", queue=False)
+    export_btn.click(prepare_export, [saved, model, model2, methods, unit, view], [export_note, dl_json, dl_csv],
+                     api_visibility="undocumented", concurrency_id=PROBE_QUEUE)
+    saved.change(clear_export, None, [export_note, dl_json, dl_csv], api_visibility="undocumented", queue=False)
     for box in (good, bad):
         box.change(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
     unit.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
@@ -430,4 +555,18 @@ def build() -> ProbeTab:
                     api_visibility="undocumented")
     prompt_btn.click(show_prompts, [model, prompt_method, good, bad], [prompts], api_visibility="undocumented",
                      concurrency_id=PROBE_QUEUE)
-    return ProbeTab(good, bad, meta, model, methods, pair_label, dict(ev, outputs=run_outputs))
+    go_on = gr.State(False)
+    link_load = dict(fn=load_link, inputs=None,
+                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, status, go_on],
+                     api_visibility="undocumented", queue=False)
+    linked = dict(ev, fn=run_linked, inputs=[go_on, *run_inputs])
+    after = dict(fn=context_after, inputs=[model, bench_method, meta, good, bad, saved], outputs=[context],
+                 api_visibility="undocumented")
+    tab = ProbeTab(good, bad, meta, model, methods, pair_label, dict(ev, outputs=run_outputs))
+    tab.link_load = {"load": link_load, "run": linked, "after": after}
+    return tab
+
+
+def wire_links(demo: gr.Blocks, tab: ProbeTab) -> None:
+    """Opening a shared probe link fills the Probe tab and runs it (then its benchmark context)."""
+    demo.load(**tab.link_load["load"]).then(**tab.link_load["run"]).then(**tab.link_load["after"])
