@@ -31,6 +31,7 @@ _EXPORTS = {
     "paradigm_type_summary": "accapp.analysis.paradigms",
     "published_accuracy": "accapp.analysis.published",
     "published_blimp_models": "accapp.analysis.published",
+    "published_climp_human": "accapp.analysis.published",
     "published_human": "accapp.analysis.published",
     "published_ide_ab_share": "accapp.analysis.published",
     "published_ide_accuracy": "accapp.analysis.published",

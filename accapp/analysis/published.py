@@ -20,6 +20,7 @@ human overall, 88.555, is BLiMP's 88.6).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
@@ -185,6 +186,16 @@ def published_human(store: Store, level: str = "phenomenon") -> pd.DataFrame:
     """BLiMP human baseline (Warstadt et al. 2020 validation, majority of 20 raters), model and
     method "human"; phenomenon and overall are means over paradigms (overall 88.555)."""
     return _blimp_level(store, level, ["human"])
+
+
+CLIMP_HUMAN_FILE = Path(__file__).resolve().parent.parent / "data" / "climp2021_human.csv"
+
+
+def published_climp_human() -> pd.DataFrame:
+    """CLiMP's human figure (Xiang et al. 2021): agreement with the labels, 95.8 % over the benchmark, in
+    LONG_COLUMNS plus ``measure``. It is the paper's only human number (the abstract's); a validation
+    agreement, not humans choosing between the two sentences as BLiMP's 88.6 % is."""
+    return pd.read_csv(CLIMP_HUMAN_FILE, dtype={"paradigm": "str"})
 
 
 def published_accuracy(store: Store, benchmark: str = "blimp", level: str = "phenomenon") -> pd.DataFrame:

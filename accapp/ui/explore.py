@@ -8,27 +8,44 @@ precomputed run yet the tab says so and shows the published numbers alone.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
 from accapp import analysis as A
+from accapp.analysis import intervals as CI
 from accapp.engine import convention_label
 from accapp.errors import UserError
 from accapp.methods import display_name
 from accapp.models import registry
-from accapp.ui import hu_levy_view, plots
+from accapp.ui import hu_levy_view, links, plots
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
 from accapp.ui.state import BENCHMARKS, get_state
 
 PREFERRED = ("lp", "in_template_lp", "yes_no_prob_comp")
-TEMPLATE_CHOICES = [("best template (max)", "best"), ("mean over templates", "mean")] + [
+DEFAULT_TEMPLATE = "mean"  # Ide et al. 2025 Table 3 reports the mean over the five templates
+BEST_LABEL = "best template: chosen on these same pairs, an upper bound (Ide et al. 2025)"
+TEMPLATE_CHOICES = [("mean over templates", "mean"), (BEST_LABEL, "best")] + [
     (f"template {i}", str(i)) for i in range(1, 6)]
-WRONG_LIMIT = 500
+WRONG_LIMIT = 500  # rows shown in the table (the CSV has every wrong row up to WRONG_FETCH)
+WRONG_FETCH = 50_000  # wrong rows read from the store for sorting and filtering
 WRONG_COLUMNS = ["Paradigm", "Pair", "Template", "Order", "Acceptable sentence", "Unacceptable sentence",
-                 "Score: good", "Score: bad", "Phenomenon"]
+                 "Score: good", "Score: bad", "Margin (good − bad)", "Phenomenon"]
+WRONG_SORTS = [("benchmark order", "order"), ("most wrong first (margin ascending)", "margin"),
+               ("nearest to a tie first (margin descending)", "-margin")]
+CI_COLUMN = "95 % CI (%)"
+CI_NOTE = ("Intervals: 95 % percentile bootstrap over pairs (1,000 resamples, seed 0; the overall accuracy "
+           "resampled within each paradigm), this project's runs only; published numbers come without one.")
+CLIMP_HUMAN_NOTE = ("CLiMP's human figure is its label validation (Xiang et al. 2021: human agreement with the "
+                    "labels is 95.8 %, benchmark-wide); no per-phenomenon human accuracy is shipped here.")
+CSV_DIR_NAME = "accapp-explore-csv"
+CSV_KEEP = 200  # CSV files kept in the folder; the oldest beyond this are removed on each write
 _NUM = re.compile(r"^[0-9]+$")
 
 
@@ -73,6 +90,64 @@ def by_template(fn, store, model, bench, methods, template, keys, **kw) -> pd.Da
     if template in (None, "best"):
         return fn(store, model, bench, methods, template="best", **kw)
     return pick_template(fn(store, model, bench, methods, template=None, **kw), template, keys)
+
+
+def with_intervals(df: pd.DataFrame, ci: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``df`` with ci_low / ci_high (and pairs where it has none) joined on method, template and ``keys``."""
+    if df.empty or ci.empty:
+        return df.assign(ci_low=float("nan"), ci_high=float("nan")) if not df.empty else df
+    on = ["method", "template", *keys]
+    right = ci[on + CI.CI_COLUMNS + ([] if "pairs" in df else ["pairs"])].copy()
+    left = df.drop(columns=[c for c in CI.CI_COLUMNS if c in df])
+    left["template"], right["template"] = left.template.astype(str), right.template.astype(str)
+    return left.merge(right, on=on, how="left")
+
+
+def ci_label(lo, hi) -> str:
+    """'[61.2, 65.8]' or '' without an interval."""
+    return f"[{lo:.1f}, {hi:.1f}]" if pd.notna(lo) and pd.notna(hi) else ""
+
+
+# ------------------------------------------------------------------------------------ CSV downloads
+def csv_dir() -> Path:
+    """The folder Explore's CSV files go to: under Gradio's temp folder (the app's private one)."""
+    base = os.environ.get("GRADIO_TEMP_DIR") or tempfile.gettempdir()
+    return Path(base) / CSV_DIR_NAME
+
+
+def prune(folder: Path, keep: int = CSV_KEEP) -> None:
+    """Remove all but the ``keep`` most recently written CSV files (the folder stays bounded)."""
+    files = sorted(folder.glob("*.csv"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in files[keep:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
+def write_csv(df: pd.DataFrame | None, name: str, folder: Path | None = None) -> str | None:
+    """Write ``df`` as UTF-8 CSV atomically (a temp file renamed into place); the file is named by its
+    content, so the same table is written once. None for no data."""
+    if df is None or df.empty:
+        return None
+    folder = folder or csv_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    data = df.to_csv(index=False).encode("utf-8")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80]
+    path = folder / f"{safe}-{hashlib.sha256(data).hexdigest()[:12]}.csv"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    else:
+        os.utime(path)  # a fresh use keeps it among the newest
+    prune(folder)
+    return str(path)
 
 
 # ------------------------------------------------------------------------------------ filters
@@ -178,29 +253,50 @@ def _runs(store, bench, models, methods, fn, template, keys, **kw) -> list[pd.Da
     return out
 
 
+OVERALL_COLUMNS = ["Model", "Method", "Template", "Accuracy (%)", CI_COLUMN, "Pairs", "Source"]
+
+
+def template_label(template: str) -> str:
+    """How a template reads in tables: the best one says it is an upper bound."""
+    t = str(template)
+    return {"max": "max (best template, upper bound)"}.get(t, t)
+
+
 def overall_table(store, bench, model, methods, template, also=()) -> pd.DataFrame:
     parts = []
     if model:
         for ours in _runs(store, bench, [model, *also], methods, A.accuracy_overall, template, []):
             m = str(ours.model.iloc[0]) if len(ours) else model
+            have = [x for x in methods if x in store.methods(m, bench)]
+            ours = with_intervals(ours, CI.overall_intervals(store, m, bench, have, template), [])
             finished = store.manifest(m, bench).get("finished", "")
-            src = "this project" + (f", run finished {finished[:10]}" if finished else "")
-            parts.append(pd.DataFrame({"Model": m, "Method": ours.method.map(display_name), "Template": ours.template,
-                                       "Accuracy (%)": ours.accuracy.round(1), "Pairs": ours.pairs, "Source": src}))
+            src = "this project" + (f", run finished {finished[:10]}" if finished else "") + "; interval: " + CI.SOURCE
+            tmpl = ours.template.astype(str) + (" (best: chosen on these pairs, upper bound)" if template == "best" else "")
+            parts.append(pd.DataFrame({"Model": m, "Method": ours.method.map(display_name), "Template": tmpl,
+                                       "Accuracy (%)": ours.accuracy.round(1),
+                                       CI_COLUMN: [ci_label(lo, hi) for lo, hi in zip(ours.ci_low, ours.ci_high)],
+                                       "Pairs": ours.pairs, "Source": src}))
     if bench == "blimp":
         hum = A.published_human(store, "overall")
         if not hum.empty:
             parts.append(pd.DataFrame({"Model": "humans", "Method": "human judgment", "Template": "-",
-                                       "Accuracy (%)": hum.accuracy.round(1), "Pairs": None, "Source": hum.source}))
+                                       "Accuracy (%)": hum.accuracy.round(1), CI_COLUMN: "", "Pairs": None,
+                                       "Source": hum.source}))
+    if bench == "climp":
+        hum = A.published_climp_human()
+        parts.append(pd.DataFrame({"Model": "humans", "Method": hum.measure, "Template": "-",
+                                   "Accuracy (%)": hum.accuracy.round(1), CI_COLUMN: "", "Pairs": None,
+                                   "Source": hum.source}))
     pub = A.published_ide_accuracy(store, bench)
     if not pub.empty and methods:
         pub = pub[pub.method.isin(methods) & pub.template.isin(["-", "mean", "max"])]
-        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method.map(display_name), "Template": pub.template,
-                                   "Accuracy (%)": pub.accuracy.round(1), "Pairs": None, "Source": pub.source}))
+        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method.map(display_name),
+                                   "Template": pub.template.map(template_label), "Accuracy (%)": pub.accuracy.round(1),
+                                   CI_COLUMN: "", "Pairs": None, "Source": pub.source}))
     parts = [p for p in parts if not p.empty]
     if not parts:
-        return pd.DataFrame(columns=["Model", "Method", "Template", "Accuracy (%)", "Pairs", "Source"])
-    return pd.concat(parts, ignore_index=True)
+        return pd.DataFrame(columns=OVERALL_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[OVERALL_COLUMNS]
 
 
 def published_for_phenomena(store, bench, methods, show_models: bool) -> pd.DataFrame:
@@ -215,12 +311,18 @@ def published_for_phenomena(store, bench, methods, show_models: bool) -> pd.Data
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=A.LONG_COLUMNS)
 
 
-def phenomenon_view(store, bench, model, methods, template, show_models, also=()):
+def phenomenon_view(store, bench, model, methods, template, show_models, also=(), sink=None):
     ours = None
     if model:
         runs = _runs(store, bench, [model, *also], methods, A.accuracy_by_phenomenon, template, ["phenomenon"])
+        runs = [with_intervals(r, CI.phenomenon_intervals(store, str(r.model.iloc[0]), bench, sorted(set(r.method)),
+                                                          template), ["phenomenon"]) for r in runs if len(r)]
         ours = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
     pub = published_for_phenomena(store, bench, methods, show_models)
+    if sink is not None:
+        mine = ours.assign(source="this project; interval: " + CI.SOURCE) if ours is not None and len(ours) else None
+        parts = [f for f in (mine, pub) if f is not None and len(f)]
+        sink["accuracy-by-phenomenon"] = pd.concat(parts, ignore_index=True) if parts else None
     who = ", ".join(model_label(m) for m in [model, *also]) if model else "published only"
     title = f"Accuracy by phenomenon · {bench.upper()} · {who}"
     if (ours is None or ours.empty) and pub.empty:
@@ -228,7 +330,7 @@ def phenomenon_view(store, bench, model, methods, template, show_models, also=()
     return plots.phenomenon_figure(ours if ours is not None else pd.DataFrame(), pub, esc(title))
 
 
-def length_view(store, bench, model, methods, template):
+def length_view(store, bench, model, methods, template, sink=None):
     pub = A.published_ide_length_bias(store, bench)
     if not model:
         if pub.empty:
@@ -236,16 +338,22 @@ def length_view(store, bench, model, methods, template):
         txt = "; ".join(f"{display_name(m)}: r = {r:+.3f}" for m, r in zip(pub.method, pub.point_biserial_r))
         return plots.empty_figure(f"No results yet. Published ({plots.short_source(pub.source.iloc[0])}, Table 4): {txt}")
     by_len = by_template(A.accuracy_by_length, store, model, bench, methods, template, ["len_diff", "label"], clip=4)
+    by_len = with_intervals(by_len, CI.length_intervals(store, model, bench, methods, template, clip=4), ["len_diff"])
     bias = by_template(A.length_bias, store, model, bench, methods, template, [])
+    if sink is not None:
+        sink["accuracy-by-length"] = by_len.assign(source="this project; interval: " + CI.SOURCE)
     return plots.length_figure(by_len, bias, pub, esc(f"Accuracy by token-length difference · {model_label(model)}"))
 
 
-def paradigm_view(store, bench, model, methods, template, phenomenon):
+def paradigm_view(store, bench, model, methods, template, phenomenon, sink=None):
     if not model:
         return plots.empty_figure("No results yet: the per-paradigm view needs a precomputed run.")
     df = by_template(A.accuracy_by_paradigm, store, model, bench, methods, template, ["paradigm", "phenomenon"])
     if phenomenon and phenomenon != "all":
         df = df[df.phenomenon == phenomenon]
+    df = with_intervals(df, CI.paradigm_intervals(store, model, bench, methods, template), ["paradigm"])
+    if sink is not None:
+        sink["accuracy-by-paradigm"] = df.assign(source="this project; interval: " + CI.SOURCE)
     human = A.published_human(store, "paradigm") if bench == "blimp" else pd.DataFrame()
     if not human.empty:
         human = human[human.paradigm.isin(set(df.paradigm))]
@@ -260,8 +368,12 @@ def ensemble_view(store, bench, model):
         table.columns = [f"{c} (Ide et al. 2025)" for c in table.columns]
     ours = A.ensembles(store, model, bench) if model else pd.DataFrame()
     if not ours.empty:
-        mine = ours.set_index("setting")["accuracy"].rename(f"{model} (this project)")
-        table = mine.to_frame().join(table, how="outer") if not table.empty else mine.to_frame()
+        ours = ensemble_intervals(store, bench, model, ours)
+        mine = ours.set_index("setting")[["accuracy", "ci_low", "ci_high", "pairs"]]
+        mine = pd.DataFrame({f"{model} (this project)": mine.accuracy,
+                             f"{model}: {CI_COLUMN}": [ci_label(lo, hi) for lo, hi in zip(mine.ci_low, mine.ci_high)],
+                             f"{model}: pairs": mine.pairs}, index=mine.index)
+        table = mine.join(table, how="outer") if not table.empty else mine
     if table.empty:
         return pd.DataFrame({"setting": []}), plots.empty_figure("No ensemble results yet.")
     order = ["p_only", "mix_p3", "mix_l3", "l_only", "in_template_lp_oracle", "yes_no_prob_comp_oracle"]
@@ -274,6 +386,16 @@ def ensemble_view(store, bench, model):
         fig = plots.grouped_bar_figure(df, "setting", "accuracy", "group",
                                        esc(f"Ensembles and oracles · {model_label(model)}"))
     return table, fig
+
+
+def ensemble_intervals(store, bench, model, ours: pd.DataFrame) -> pd.DataFrame:
+    """The ensembles' rows with the interval of each setting's overall accuracy (its method, its template)."""
+    rows = []
+    for method, template in zip(ours.method, ours.template):
+        ci = CI.overall_intervals(store, model, bench, [method], str(template))
+        rows.append(ci.iloc[0][["pairs", *CI.CI_COLUMNS]] if len(ci) else pd.Series(
+            {"pairs": None, "ci_low": float("nan"), "ci_high": float("nan")}))
+    return pd.concat([ours.reset_index(drop=True), pd.DataFrame(rows).reset_index(drop=True)], axis=1)
 
 
 def ab_view(store, bench, model):
@@ -294,32 +416,44 @@ def ab_view(store, bench, model):
 
 
 def _with_humans(df: pd.DataFrame, key: str) -> pd.DataFrame:
-    parts = [df[[key, "accuracy"]].assign(group=[f"{m} [{t}]" if t not in ("-", "") else m
-                                                  for m, t in zip(df.method, df.template)])]
+    keep = [c for c in (key, "accuracy", "pairs", "ci_low", "ci_high") if c in df]
+    parts = [df[keep].assign(group=[f"{m} [{t}]" if t not in ("-", "") else m
+                                    for m, t in zip(df.method, df.template)])]
     if "human_accuracy" in df and df.human_accuracy.notna().any():
         h = df.drop_duplicates(key)[[key, "human_accuracy"]].rename(columns={"human_accuracy": "accuracy"})
         parts.append(h.assign(group="Humans (published: Warstadt et al. 2020)"))
     return pd.concat(parts, ignore_index=True)
 
 
-def shuffle_view(store, bench, model, methods, template):
+def shuffle_view(store, bench, model, methods, template, sink=None):
     if not model:
         return plots.empty_figure("No results yet: the word-shuffling view needs a precomputed run.")
     df = by_template(A.paradigm_type_summary, store, model, bench, methods, template, ["word_shuffling"])
     if df.empty:
         return plots.empty_figure("No paradigms in this run.")
     df = df.assign(kind=df.word_shuffling.map({True: "word-shuffling paradigms", False: "other paradigms"}))
+    flags = A.word_shuffling_paradigms(store, model, bench)
+    kinds = dict(zip(flags.paradigm, flags.word_shuffling.map({True: "word-shuffling paradigms",
+                                                               False: "other paradigms"})))
+    ci = CI.grouped_paradigm_intervals(store, model, bench, methods, template, kinds, "kind")
+    df = with_intervals(df.drop(columns="pairs"), ci, ["kind"])
+    if sink is not None:
+        sink["word-shuffling"] = df.assign(source="this project; interval: " + CI.SOURCE)
     fig = plots.grouped_bar_figure(_with_humans(df, "kind"), "kind", "accuracy", "group",
                                    esc(f"Word-shuffling paradigms vs the rest · {model_label(model)}"))
     return fig
 
 
-def attractor_view(store, bench, model, methods, template):
+def attractor_view(store, bench, model, methods, template, sink=None):
     if not model or bench != "blimp":
         return plots.empty_figure("The attractor view needs a precomputed BLiMP run.")
     df = by_template(A.sv_agreement_by_attractor, store, model, bench, methods, template, ["attractor"])
     if df.empty:
         return plots.empty_figure("This run has none of the subject-verb agreement paradigms.")
+    ci = CI.grouped_paradigm_intervals(store, model, bench, methods, template, A.SV_ATTRACTOR, "attractor")
+    df = with_intervals(df.drop(columns="pairs"), ci, ["attractor"])
+    if sink is not None:
+        sink["sv-agreement-by-attractor"] = df.assign(source="this project; interval: " + CI.SOURCE)
     return plots.grouped_bar_figure(_with_humans(df, "attractor"), "attractor", "accuracy", "group",
                                     esc(f"Subject-verb agreement by attractor · {model_label(model)}"))
 
@@ -349,44 +483,102 @@ def wrong_pairs(store, bench, model, method, template) -> pd.DataFrame:
     elif len(templates) == 1:
         tmpl = templates[0]
     cols = ["paradigm", "phenomenon", "pair_id", "template", "variant", "good", "bad", "score_good", "score_bad"]
-    df = store.rows(model, bench, [method], template=tmpl, wrong_only=True, columns=cols, limit=WRONG_LIMIT)
+    df = store.rows(model, bench, [method], template=tmpl, wrong_only=True, columns=cols, limit=WRONG_FETCH)
     return pd.DataFrame({"Paradigm": df.paradigm, "Pair": df.pair_id, "Template": df.template, "Order": df.variant,
                          "Acceptable sentence": df.good, "Unacceptable sentence": df.bad,
                          "Score: good": df.score_good.round(4), "Score: bad": df.score_bad.round(4),
+                         # > 0 only for a tie inside the tie tolerance (counted wrong, accapp/methods/formulas.py)
+                         "Margin (good − bad)": (df.score_good - df.score_bad).round(4),
                          "Phenomenon": df.phenomenon}, columns=WRONG_COLUMNS)
+
+
+def filter_wrong(df: pd.DataFrame, text: str | None = None, phenomenon: str | None = None,
+                 sort: str | None = "order") -> pd.DataFrame:
+    """Wrong pairs kept by a case-insensitive text (in either sentence or the paradigm) and a phenomenon
+    ("all" = any), sorted: "order" (benchmark order), "margin" (most wrong first), "-margin" (nearest a tie)."""
+    if df.empty:
+        return df
+    keep = pd.Series(True, index=df.index)
+    needle = (text or "").strip().casefold()
+    if needle:
+        hay = (df["Acceptable sentence"].astype(str) + "\n" + df["Unacceptable sentence"].astype(str) + "\n"
+               + df["Paradigm"].astype(str)).str.casefold()
+        keep &= hay.str.contains(needle, regex=False)
+    if phenomenon and phenomenon != "all":
+        keep &= df["Phenomenon"] == phenomenon
+    out = df[keep]
+    if sort in ("margin", "-margin"):
+        out = out.sort_values("Margin (good − bad)", ascending=sort == "margin", kind="stable")
+    return out.reset_index(drop=True)
+
+
+def _render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None, wrong_text="",
+            wrong_phen="all", wrong_sort="order") -> tuple:
+    """Everything the tab shows: render()'s 16 outputs, then the wrong-pairs phenomenon choices and the
+    CSV files ({name: path or None})."""
+    store = get_state().store()
+    models, model, present, methods = filter_state(bench, model, methods)
+    also = [m for m in (also or []) if m in models and m != model]
+    template = template or DEFAULT_TEMPLATE
+    fig_fallback = plots.empty_figure
+    df_fallback = lambda msg: pd.DataFrame({"message": [msg]})  # noqa: E731
+    sink: dict = {}  # the data behind each figure, for its CSV
+    status = status_html(bench, model)
+    overall = _safe("Overall", lambda: overall_table(store, bench, model, methods, template, also), df_fallback)
+    phen = _safe("By phenomenon", lambda: phenomenon_view(store, bench, model, methods, template, show_models, also,
+                                                          sink), fig_fallback)
+    length = _safe("Token length", lambda: length_view(store, bench, model, methods, template, sink), fig_fallback)
+    phen_choices = ["all"] + (sorted(set(store.units(model, bench).phenomenon)) if model else [])
+    para_phen = para_phen if para_phen in phen_choices else "all"
+    para = _safe("Per paradigm", lambda: paradigm_view(store, bench, model, methods, template, para_phen, sink),
+                 fig_fallback)
+    ens_tbl, ens_fig = _safe("Ensembles", lambda: ensemble_view(store, bench, model),
+                             lambda m: (df_fallback(m), fig_fallback(m)))
+    ab_fig, ab_tbl = _safe("A/B", lambda: ab_view(store, bench, model), lambda m: (fig_fallback(m), df_fallback(m)))
+    shuffle = _safe("Word shuffling", lambda: shuffle_view(store, bench, model, methods, template, sink), fig_fallback)
+    attract = _safe("Attractors", lambda: attractor_view(store, bench, model, methods, template, sink), fig_fallback)
+    wrong_method = wrong_method if wrong_method in present else (methods[0] if methods else None)
+    every_wrong = _safe("Wrong pairs", lambda: wrong_pairs(store, bench, model, wrong_method, template),
+                        lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
+    wrong_phen = wrong_phen if wrong_phen in phen_choices else "all"
+    kept = filter_wrong(every_wrong, wrong_text, wrong_phen, wrong_sort)
+    wrong = kept.head(WRONG_LIMIT)
+    shown = display_name(wrong_method) if wrong_method else ""
+    more = f" (the first {WRONG_LIMIT:,} shown; the CSV has them all)" if len(kept) > WRONG_LIMIT else ""
+    filtered = f" of {len(every_wrong):,}" if len(kept) != len(every_wrong) else ""
+    wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not model else
+                  note(f"{len(kept):,}{filtered} pair judgments that <b>{esc(shown)}</b> gets wrong (or ties){more}. "
+                       "Margin = score of the acceptable minus the unacceptable sentence. "
+                       "<b>Click a row</b> to open the pair in the probe.", "info"))
+    tag = f"{bench}-{model or 'published'}-{template}"
+    tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl,
+              "wrong-pairs": kept.assign(Method=wrong_method, Model=model) if len(kept) else None}
+    files = {k: _safe("CSV", lambda v=v, k=k: write_csv(v, f"{k}-{tag}"), lambda m: None)
+             for k, v in {**tables, **sink}.items()}
+    return (status, overall, phen, length, gr.update(choices=phen_choices, value=para_phen), para, ens_tbl, ens_fig,
+            ab_fig, ab_tbl, shuffle, attract, findings_html(store, bench), wrong_note, wrong, wrong,
+            gr.update(choices=phen_choices, value=wrong_phen), files)
 
 
 @friendly
 def render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None):
-    store = get_state().store()
-    models, model, present, methods = filter_state(bench, model, methods)
-    also = [m for m in (also or []) if m in models and m != model]
-    template = template or "best"
-    fig_fallback = plots.empty_figure
-    df_fallback = lambda msg: pd.DataFrame({"message": [msg]})  # noqa: E731
-    status = status_html(bench, model)
-    overall = _safe("Overall", lambda: overall_table(store, bench, model, methods, template, also), df_fallback)
-    phen = _safe("By phenomenon", lambda: phenomenon_view(store, bench, model, methods, template, show_models, also),
-                 fig_fallback)
-    length = _safe("Token length", lambda: length_view(store, bench, model, methods, template), fig_fallback)
-    phen_choices = ["all"] + (sorted(set(store.units(model, bench).phenomenon)) if model else [])
-    para_phen = para_phen if para_phen in phen_choices else "all"
-    para = _safe("Per paradigm", lambda: paradigm_view(store, bench, model, methods, template, para_phen), fig_fallback)
-    ens_tbl, ens_fig = _safe("Ensembles", lambda: ensemble_view(store, bench, model),
-                             lambda m: (df_fallback(m), fig_fallback(m)))
-    ab_fig, ab_tbl = _safe("A/B", lambda: ab_view(store, bench, model), lambda m: (fig_fallback(m), df_fallback(m)))
-    shuffle = _safe("Word shuffling", lambda: shuffle_view(store, bench, model, methods, template), fig_fallback)
-    attract = _safe("Attractors", lambda: attractor_view(store, bench, model, methods, template), fig_fallback)
-    wrong_method = wrong_method if wrong_method in present else (methods[0] if methods else None)
-    wrong = _safe("Wrong pairs", lambda: wrong_pairs(store, bench, model, wrong_method, template),
-                  lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
-    n = len(wrong)
-    shown = display_name(wrong_method) if wrong_method else ""
-    wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not model else
-                  note(f"{n}{'+' if n >= WRONG_LIMIT else ''} pair judgments that <b>{esc(shown)}</b> gets wrong "
-                       "(or ties). <b>Click a row</b> to open the pair in the probe.", "info"))
-    return (status, overall, phen, length, gr.update(choices=phen_choices, value=para_phen), para, ens_tbl, ens_fig,
-            ab_fig, ab_tbl, shuffle, attract, findings_html(store, bench), wrong_note, wrong, wrong)
+    """The tab's 16 views (status, tables, figures, wrong pairs) for a selection."""
+    return _render(bench, model, methods, template, show_models, para_phen, wrong_method, also)[:16]
+
+
+DOWNLOADS = ("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length", "accuracy-by-paradigm", "ensembles",
+             "ab-share-published", "word-shuffling", "sv-agreement-by-attractor", "wrong-pairs")
+
+
+@friendly
+def render_page(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text, wrong_phen,
+                wrong_sort):
+    """render()'s outputs, the wrong-pairs phenomenon filter and one download button per table / figure."""
+    out = _render(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text,
+                  wrong_phen, wrong_sort)
+    files = out[-1]
+    buttons = [gr.update(value=files.get(k), interactive=bool(files.get(k))) for k in DOWNLOADS]
+    return (*out[:-1], *buttons)
 
 
 # ------------------------------------------------------------------------------------ Hu & Levy's measures
@@ -401,12 +593,72 @@ def hu_levy_section(bench, model):
                  lambda msg: note(esc(msg), "warn"))
 
 
+def climp_human_html(bench: str) -> str:
+    """The CLiMP human baseline as it is published (an agreement figure only), said on the page."""
+    if bench != "climp":
+        return ""
+    return note(esc(CLIMP_HUMAN_NOTE) + " It is in the overall table, labelled; the phenomenon figure has no "
+                "human markers for CLiMP.", "info")
+
+
+# ------------------------------------------------------------------------------------ links
+def selection_from_query(params: dict) -> dict | None:
+    """An Explore link's selection, checked against the store (unknown values fall back to the defaults),
+    or None when the link is not an Explore link."""
+    if not links.is_explore_link(params):
+        return None
+    raw = links.explore_values(params)
+    bench = raw["bench"] if raw["bench"] in BENCHMARKS else "blimp"
+    models, model, present, methods = filter_state(bench, raw["model"], raw["methods"])
+    template = raw["template"] if raw["template"] in {v for _, v in TEMPLATE_CHOICES} else DEFAULT_TEMPLATE
+    store = get_state().store()
+    phen_choices = ["all"] + (sorted(set(store.units(model, bench).phenomenon)) if model else [])
+    phenomenon = raw["phenomenon"] if raw["phenomenon"] in phen_choices else "all"
+    return {"bench": bench, "model": model, "models": models, "present": present, "methods": methods,
+            "template": template, "phenomenon": phenomenon, "phen_choices": phen_choices}
+
+
+@friendly
+def restore_from_link(request: gr.Request):
+    """demo.load: an Explore link (?tab=explore&bench=...&model=...&methods=a,b&template=...&phenomenon=...)
+    selects the tab and fills the selection; any other page load changes nothing."""
+    try:
+        params = links.parse_query(dict(request.query_params) if request is not None else {})
+    except UserError:
+        params = {}
+    sel = selection_from_query(params)
+    if sel is None:
+        return [gr.update()] * 8 + [False]
+    model, present, methods = sel["model"], sel["present"], sel["methods"]
+    wrong_method = methods[0] if methods and model else None
+    return (gr.Tabs(selected="explore"), gr.update(value=sel["bench"]),
+            gr.update(choices=[(model_label(m), m) for m in sel["models"]], value=model),
+            gr.update(choices=[(display_name(m), m) for m in present], value=methods),
+            gr.update(value=sel["template"]), gr.update(choices=sel["phen_choices"], value=sel["phenomenon"]),
+            gr.update(choices=[(model_label(m), m) for m in sel["models"] if m != model], value=[]),
+            gr.update(choices=[(display_name(m), m) for m in (present if model else [])], value=wrong_method), True)
+
+
+def render_if_restored(restored, *inputs):
+    """After demo.load: the views of a restored selection (nothing to do on a plain page load)."""
+    if not restored:
+        return [gr.update()] * (17 + len(DOWNLOADS))
+    return render_page(*inputs)
+
+
 @dataclass
 class ExploreTab:
     refresh_inputs: list
     refresh_outputs: list
     filters_inputs: list
     filters_outputs: list
+    load_event: dict | None = None  # demo.load(**load_event).then(**then_event): an Explore link restored
+    then_event: dict | None = None
+
+
+def csv_button(name: str, label: str) -> gr.DownloadButton:
+    """A download button for one table's or one figure's CSV (filled by render_page)."""
+    return gr.DownloadButton(f"⬇ CSV: {label}", value=None, interactive=False, size="sm", elem_id=f"explore-csv-{name}")
 
 
 def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
@@ -422,26 +674,39 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         also = gr.Dropdown([], value=[], multiselect=True, label="Compare with models (phenomenon view)", scale=2,
                            elem_id="explore-also")
     with gr.Row():
-        template = gr.Radio(TEMPLATE_CHOICES, value="best", label="Template (methods with Ide et al.'s five templates)",
-                            scale=3, elem_id="explore-template")
+        template = gr.Radio(TEMPLATE_CHOICES, value=DEFAULT_TEMPLATE, scale=3, elem_id="explore-template",
+                            label="Template (methods with Ide et al.'s five templates)",
+                            info="The best template is picked on the very pairs it is then scored on, so its accuracy "
+                                 "is an upper bound (Ide et al. 2025), not an estimate for new pairs.")
         show_models = gr.Checkbox(value=False, label="Show published models too (BLiMP: GPT-2 large, TXL, LSTM, 5-gram)",
                                   scale=2)
         refresh_btn = gr.Button("↻ Reload results", scale=1, size="sm")
+    with gr.Row():
+        link = gr.Textbox("", label="Link to this selection", interactive=False, scale=5, elem_id="explore-link",
+                          max_lines=1)
+        copy_btn = gr.Button("🔗 Copy link", scale=1, size="sm", elem_id="explore-copy-link")
     status = gr.HTML("", elem_id="explore-status")
+    gr.HTML(note(esc(CI_NOTE), "info"), elem_id="explore-ci-note")
+    climp_note = gr.HTML("", elem_id="explore-climp-human")
     with gr.Tabs():
         with gr.Tab("By phenomenon"):
             phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
             overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
                                    interactive=False, wrap=True, max_height=480, elem_id="explore-overall",
-                                   column_widths=["15%", "20%", "9%", "10%", "8%", "38%"])
+                                   column_widths=["14%", "15%", "9%", "8%", "10%", "6%", "38%"])
+            with gr.Row():
+                dl_phen = csv_button("accuracy-by-phenomenon", "accuracy by phenomenon (figure data)")
+                dl_overall = csv_button("overall-accuracy", "overall accuracy (table)")
         with gr.Tab("Token length"):
             gr.Markdown("Accuracy against the difference in length, in the model's tokens, between the acceptable and "
                         "the unacceptable sentence; the legend gives the point-biserial r between being right and "
                         "the difference (Ide et al. 2025, §6 and Table 4).")
             length_plot = gr.Plot(label="Accuracy by token-length difference", elem_id="explore-length")
+            dl_length = csv_button("accuracy-by-length", "accuracy by token-length difference (figure data)")
         with gr.Tab("By paradigm"):
             para_phen = gr.Dropdown(["all"], value="all", label="Phenomenon")
             para_plot = gr.Plot(label="Accuracy per paradigm", elem_id="explore-paradigm")
+            dl_para = csv_button("accuracy-by-paradigm", "accuracy per paradigm (figure data)")
         with gr.Tab("Ensembles & A/B"):
             ens_tbl = gr.Dataframe(elem_classes=["acc-table"], interactive=False, wrap=True, elem_id="explore-ensembles",
                                    label="Ensembles and oracles: accuracy (%), this project and Ide et al. 2025 Table 5")
@@ -449,33 +714,59 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
             ab_plot = gr.Plot(label="A/B prompting: share of 'A' answers")
             ab_tbl = gr.Dataframe(elem_classes=["acc-table"], interactive=False,
                                   label="Published share of 'A' answers (Ide et al. 2025, Table 12)")
+            with gr.Row():
+                dl_ens = csv_button("ensembles", "ensembles (table and figure data)")
+                dl_ab = csv_button("ab-share-published", "published share of 'A' (table)")
         with gr.Tab("Word order & attractors"):
             shuffle_plot = gr.Plot(label="Word-shuffling paradigms")
             attract_plot = gr.Plot(label="Subject-verb agreement by attractor")
             findings = gr.HTML("")
+            with gr.Row():
+                dl_shuffle = csv_button("word-shuffling", "word-shuffling paradigms (figure data)")
+                dl_attract = csv_button("sv-agreement-by-attractor", "attractors (figure data)")
         with gr.Tab("Pairs it gets wrong"):
-            wrong_method = gr.Dropdown([], value=None, label="Method", elem_id="explore-wrong-method")
+            with gr.Row():
+                wrong_method = gr.Dropdown([], value=None, label="Method", elem_id="explore-wrong-method", scale=2)
+                wrong_text = gr.Textbox("", label="Filter: text in either sentence or the paradigm", scale=3,
+                                        elem_id="explore-wrong-text", max_lines=1)
+                wrong_phen = gr.Dropdown(["all"], value="all", label="Phenomenon", scale=2,
+                                         elem_id="explore-wrong-phenomenon")
+                wrong_sort = gr.Dropdown(WRONG_SORTS, value="order", label="Sort", scale=2, elem_id="explore-wrong-sort")
             wrong_note = gr.HTML("")
+            dl_wrong = csv_button("wrong-pairs", "wrong pairs, all of them (table)")
             wrong = gr.Dataframe(elem_classes=["acc-table"], headers=WRONG_COLUMNS, interactive=False, wrap=True,
                                  max_height=600, elem_id="explore-wrong",
-                                 column_widths=["15%", "5%", "6%", "5%", "21%", "21%", "6%", "6%", "15%"])
+                                 column_widths=["13%", "5%", "6%", "5%", "19%", "19%", "6%", "6%", "7%", "14%"])
         with gr.Tab("Hu & Levy's measures", elem_id="explore-hu-levy-tab") as hu_levy_tab:  # Hu & Levy 2023, Exp. 3a/3b
             hu_levy_html = gr.HTML("", elem_id="explore-hu-levy")
     wrong_state = gr.State(None)
 
     filters_inputs = [bench, model, methods, wrong_method, also]
     filters_outputs = [model, methods, wrong_method, also]
-    refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method, also]
+    refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text,
+                      wrong_phen, wrong_sort]
+    downloads = [dl_overall, dl_phen, dl_length, dl_para, dl_ens, dl_ab, dl_shuffle, dl_attract, dl_wrong]
+    by_name = dict(zip(("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length", "accuracy-by-paradigm",
+                        "ensembles", "ab-share-published", "word-shuffling", "sv-agreement-by-attractor",
+                        "wrong-pairs"), downloads))
     refresh_outputs = [status, overall, phen_plot, length_plot, para_phen, para_plot, ens_tbl, ens_plot, ab_plot,
-                       ab_tbl, shuffle_plot, attract_plot, findings, wrong_note, wrong, wrong_state]
+                       ab_tbl, shuffle_plot, attract_plot, findings, wrong_note, wrong, wrong_state, wrong_phen,
+                       *[by_name[k] for k in DOWNLOADS]]
     hidden = dict(api_visibility="undocumented")
     for comp in (bench, model, methods):
         comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(
-            render, refresh_inputs, refresh_outputs, **hidden)
-    for comp in (template, show_models, para_phen, wrong_method, also):
-        comp.input(render, refresh_inputs, refresh_outputs, **hidden)
+            render_page, refresh_inputs, refresh_outputs, **hidden)
+    for comp in (template, show_models, para_phen, wrong_method, also, wrong_phen, wrong_sort):
+        comp.input(render_page, refresh_inputs, refresh_outputs, **hidden)
+    wrong_text.submit(render_page, refresh_inputs, refresh_outputs, **hidden)
     refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(
-        render, refresh_inputs, refresh_outputs, **hidden)
+        render_page, refresh_inputs, refresh_outputs, **hidden)
+    bench.change(climp_human_html, [bench], [climp_note], **hidden)
+    # The selection in the page URL (history.replaceState, no reload) and the link box; only while the
+    # Explore tab is shown, so the Probe tab's own link is left alone.
+    gr.on([bench.change, model.change, methods.change, template.change, para_phen.change], None,
+          [bench, model, methods, template, para_phen, link], [link], js=links.EXPLORE_URL_JS, **hidden)
+    copy_btn.click(None, [link], None, js=links.COPY_LINK_JS, **hidden)
     # Hu & Levy's measures: apart from render (its outputs stay as they are)
     hu_levy_tab.select(hu_levy_section, [bench, model], [hu_levy_html], **hidden)
     status.change(hu_levy_section, [bench, model], [hu_levy_html], **hidden)
@@ -494,4 +785,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     wrong.select(open_in_probe, [wrong_state, bench, model], [probe.good, probe.bad, probe.meta, probe.pair_label,
                                                               probe.model, tabs], **hidden).then(
         **probe.run_event)
-    return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs)
+    restored = gr.State(False)
+    load_event = dict(fn=restore_from_link, inputs=None,
+                      outputs=[tabs, bench, model, methods, template, para_phen, also, wrong_method, restored])
+    then_event = dict(fn=render_if_restored, inputs=[restored, *refresh_inputs], outputs=refresh_outputs)
+    return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs, load_event, then_event)

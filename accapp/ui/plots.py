@@ -273,6 +273,47 @@ def pll_figure(details: dict, unit: str = "bits", labels: tuple[str, str] = ("Go
 
 
 # ---------------------------------------------------------------------------- explorer figures
+LEGEND_ROW_PX = 26  # one legend entry (font 15) in a vertical legend
+AXIS_TITLE_PX = 78  # tick labels and the x-axis title under the plot, kept clear of the legend
+
+
+def legend_below(fig: go.Figure, entries: int | None = None) -> go.Figure:
+    """Put the legend under the plot, one entry a row, and grow the figure to hold it: nothing is
+    ever drawn above the plot but its title, so a legend can never cover a title."""
+    n = entries if entries is not None else sum(1 for t in fig.data if t.showlegend is not False)
+    if not n:
+        fig.update_layout(showlegend=False)
+        return fig
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
+    height = int(fig.layout.height or 460) + LEGEND_ROW_PX * n
+    bottom = AXIS_TITLE_PX + LEGEND_ROW_PX * n + 10
+    plot_px = max(80, height - top - bottom)
+    fig.update_layout(height=height, margin=dict(b=bottom),
+                      legend=dict(orientation="v", x=0, xanchor="left", yanchor="top", y=-AXIS_TITLE_PX / plot_px))
+    return fig
+
+
+def error_bars(acc, lo, hi) -> dict | None:
+    """Asymmetric error bars (plotly error_x / error_y) from intervals, or None without them."""
+    if lo is None or hi is None:
+        return None
+    plus = [h - a if pd.notna(h) and pd.notna(a) else None for a, h in zip(acc, hi)]
+    minus = [a - low if pd.notna(low) and pd.notna(a) else None for a, low in zip(acc, lo)]
+    return dict(type="data", symmetric=False, array=plus, arrayminus=minus, color="#343a40", thickness=1.5, width=3)
+
+
+def ci_text(lo, hi, n=None) -> str:
+    """'<br>95 % CI 61.2–65.8 % · 800 pairs' (each part only when known)."""
+    out = f"<br>95 % CI {lo:.1f}–{hi:.1f} % (bootstrap over pairs)" if pd.notna(lo) and pd.notna(hi) else ""
+    if n is not None and pd.notna(n) and int(n) > 0:
+        out += f"<br>{int(n):,} pairs"
+    return out
+
+
+def _col(g: pd.DataFrame, name: str):
+    return g[name].tolist() if name in g else None
+
+
 def _method_label(row) -> str:
     t = str(row.get("template", "-"))
     return esc(display_name(row["method"])) + ("" if t in ("-", "", "None") else f" [{esc(t)}]")
@@ -299,11 +340,14 @@ def phenomenon_figure(ours: pd.DataFrame, published: pd.DataFrame | None = None,
             g = g.set_index("phenomenon").reindex(phen)
             name = _method_label({"method": method, "template": template}) + (f" · {esc(model)}" if many_models else "")
             pairs = g["pairs"].fillna(0).astype(int).tolist() if "pairs" in g else [None] * len(g)
+            lo, hi = _col(g, "ci_low"), _col(g, "ci_high")
             fig.add_trace(go.Bar(
                 y=[esc(p) for p in phen], x=g["accuracy"].tolist(), orientation="h", name=name,
-                marker_color=PALETTE[k % len(PALETTE)],
-                hovertext=[f"{name}<br>{esc(p)}: {a:.1f} %" + (f" ({n} pairs)" if n else "") + "<br>source: this project"
-                           if pd.notna(a) else f"{name}<br>{esc(p)}: no pairs" for p, a, n in zip(phen, g["accuracy"], pairs)],
+                marker_color=PALETTE[k % len(PALETTE)], error_x=error_bars(g["accuracy"], lo, hi),
+                hovertext=[f"{name}<br>{esc(p)}: {a:.1f} %" + ci_text(lo[i] if lo else None, hi[i] if hi else None, n)
+                           + "<br>source: this project"
+                           if pd.notna(a) else f"{name}<br>{esc(p)}: no pairs"
+                           for i, (p, a, n) in enumerate(zip(phen, g["accuracy"], pairs))],
                 hoverinfo="text"))
     symbols = ["line-ns", "x-thin", "cross-thin", "star", "triangle-up", "square"]
     if not published.empty:
@@ -322,9 +366,9 @@ def phenomenon_figure(ours: pd.DataFrame, published: pd.DataFrame | None = None,
     fig.add_vline(x=50, line=dict(color="#adb5bd", dash="dot"))
     _base_layout(fig, title, height=max(420, 150 + 34 * len(phen) * max(1, min(3, len(fig.data) // 2 or 1))))
     fig.update_layout(barmode="group", bargap=0.25)
-    fig.update_xaxes(title_text="accuracy (%)", range=[0, 102])
+    fig.update_xaxes(title_text="accuracy (%); bars: 95 % bootstrap interval", range=[0, 102])
     fig.update_yaxes(autorange="reversed", automargin=True)
-    return fig
+    return legend_below(fig)
 
 
 def short_source(source: str) -> str:
@@ -356,20 +400,22 @@ def length_figure(by_length: pd.DataFrame, bias: pd.DataFrame | None = None, pub
         if len(p):
             name += (f"; published r = {float(p.point_biserial_r.iloc[0]):+.3f} "
                      f"({esc(p.source.iloc[0])}, mean over models)")
+        lo, hi = _col(g, "ci_low"), _col(g, "ci_high")
+        pairs = _col(g, "pairs") or [None] * len(g)
         fig.add_trace(go.Scatter(
             x=g["len_diff"].tolist(), y=g["accuracy"].tolist(), mode="lines+markers", name=name,
             line=dict(color=PALETTE[k % len(PALETTE)], width=3), marker=dict(size=[6 + min(14, math.sqrt(n)) for n in g["n"]]),
+            error_y=error_bars(g["accuracy"], lo, hi),
             hovertext=[f"{name}<br>|good| − |bad| = {esc(lab)} tokens<br>accuracy {a:.1f} % over {n} judgments"
-                       for lab, a, n in zip(g["label"], g["accuracy"], g["n"])], hoverinfo="text"))
+                       + ci_text(lo[i] if lo else None, hi[i] if hi else None, pairs[i])
+                       for i, (lab, a, n) in enumerate(zip(g["label"], g["accuracy"], g["n"]))], hoverinfo="text"))
     ticks = by_length.drop_duplicates("len_diff").sort_values("len_diff")
     fig.add_hline(y=50, line=dict(color="#adb5bd", dash="dot"))
-    _base_layout(fig, title, height=480)
-    lines = by_length.groupby(["method", "template"]).ngroups
-    fig.update_layout(legend=dict(orientation="v", y=-0.22, yanchor="top"), margin=dict(b=60 + 24 * lines))
-    fig.update_layout(height=420 + 24 * lines)
+    _base_layout(fig, title, height=420)
+    legend_below(fig)
     fig.update_xaxes(title_text="token-length difference: |good| − |bad| (model tokens)", tickmode="array",
                      tickvals=ticks["len_diff"].tolist(), ticktext=[esc(t) for t in ticks["label"]])
-    fig.update_yaxes(title_text="accuracy (%)", range=[0, 102])
+    fig.update_yaxes(title_text="accuracy (%); bars: 95 % bootstrap interval", range=[0, 102])
     return fig
 
 
@@ -385,10 +431,13 @@ def paradigm_figure(ours: pd.DataFrame, human: pd.DataFrame | None = None, title
     for k, ((method, template), g) in enumerate(ours.groupby(["method", "template"], sort=False)):
         g = g.set_index("paradigm").reindex(order)
         name = _method_label({"method": method, "template": template})
+        lo, hi = _col(g, "ci_low"), _col(g, "ci_high")
         fig.add_trace(go.Bar(y=[esc(p) for p in order], x=g["accuracy"].tolist(), orientation="h", name=name,
-                             marker_color=PALETTE[k % len(PALETTE)],
+                             marker_color=PALETTE[k % len(PALETTE)], error_x=error_bars(g["accuracy"], lo, hi),
                              hovertext=[f"{name}<br>{esc(p)} ({esc(ph)})<br>{a:.1f} % over {int(n) if pd.notna(n) else 0} pairs"
-                                        for p, ph, a, n in zip(order, g["phenomenon"], g["accuracy"], g["pairs"])],
+                                        + ci_text(lo[i] if lo else None, hi[i] if hi else None)
+                                        for i, (p, ph, a, n) in enumerate(zip(order, g["phenomenon"], g["accuracy"],
+                                                                              g["pairs"]))],
                              hoverinfo="text"))
     if human is not None and not human.empty:
         h = human.set_index("paradigm").reindex(order)
@@ -402,9 +451,9 @@ def paradigm_figure(ours: pd.DataFrame, human: pd.DataFrame | None = None, title
     n_methods = max(1, ours.groupby(["method", "template"]).ngroups)
     _base_layout(fig, title, height=min(4000, max(420, 140 + len(order) * (16 + 10 * n_methods))))
     fig.update_layout(barmode="group", bargap=0.2)
-    fig.update_xaxes(title_text="accuracy (%)", range=[0, 102])
+    fig.update_xaxes(title_text="accuracy (%); bars: 95 % bootstrap interval", range=[0, 102])
     fig.update_yaxes(automargin=True)
-    return fig
+    return legend_below(fig)
 
 
 def grouped_bar_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str = "", y_title: str = "accuracy (%)",
@@ -419,8 +468,13 @@ def grouped_bar_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str 
     fig = go.Figure()
     for k, (g_name, g) in enumerate(df.groupby(group, sort=False)):
         color = HUMAN if str(g_name).startswith("Humans") else PALETTE[k % len(PALETTE)]
+        lo, hi = _col(g, "ci_low"), _col(g, "ci_high")
+        pairs = _col(g, "pairs") or [None] * len(g)
         fig.add_trace(go.Bar(x=[esc(v) for v in g[x]], y=g[y].tolist(), name=esc(g_name), marker_color=color,
-                             hovertext=[f"{esc(g_name)}<br>{esc(a)}: {b:.1f}" for a, b in zip(g[x], g[y])], hoverinfo="text",
+                             error_y=error_bars(g[y], lo, hi),
+                             hovertext=[f"{esc(g_name)}<br>{esc(a)}: {b:.1f}"
+                                        + ci_text(lo[i] if lo else None, hi[i] if hi else None, pairs[i])
+                                        for i, (a, b) in enumerate(zip(g[x], g[y]))], hoverinfo="text",
                              text=[f"{b:.1f}" for b in g[y]], textposition="outside"))
     for k, (label, value) in enumerate((reference or {}).items()):
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -431,4 +485,4 @@ def grouped_bar_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str 
     _base_layout(fig, title, height=440)
     fig.update_layout(barmode="group", bargap=0.3)
     fig.update_yaxes(title_text=y_title, range=list(y_range) if y_range else None)
-    return fig
+    return legend_below(fig)
