@@ -226,3 +226,57 @@ def test_api_endpoints_layouts_and_every_file(tmp_path_factory, upload):
         assert meta["provenance"]["model_id"] == MODEL and meta["rows_failed"] == 1
     finally:
         srv.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(tmp_path_factory, upload):
+    """In headless Chromium: the long layout and the tokens box, the downloads (result CSV first,
+    then tokens, phenomena, sidecar) and the table by phenomenon."""
+    from urllib.parse import unquote
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_app_browser import table_rows
+    from tests.test_app_browser import upload as attach
+    from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs /usr/bin/chromium (scripts/setup-browser.sh)")
+    srv = start_server(tmp_path_factory.mktemp("formats-browser"))
+    try:
+        with sync_playwright() as p:
+            browser = launch_browser(p)
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
+            page.set_default_timeout(240_000)
+            page.goto(srv.url)
+            page.get_by_role("tab", name="Score a file").click()
+            page.wait_for_selector("#file-run", state="visible")
+            attach(page, "#file-upload", upload)
+            for method in ("in_template_lp", "yes_no_prob_comp", "pen_lp"):  # LP and MeanLP: quick
+                page.click(f"#file-methods input[name={method}]")
+            page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 2")
+            page.click("#file-layout input[value=long]")
+            page.click("#file-tokens input[type=checkbox]")
+            page.click("#file-run")
+            page.wait_for_function("() => document.querySelectorAll('#file-result a').length >= 4")
+            page.wait_for_function("() => (document.querySelector('#file-summary')?.innerText || '').includes('Scored ')")
+            assert "Scored 6 of 7 rows" in page.inner_text("#file-summary")
+            hrefs = page.eval_on_selector_all("#file-result a", "as => as.map(a => a.getAttribute('href'))")
+            names = [unquote(h).rsplit("/", 1)[-1] for h in hrefs]
+            assert names[0].endswith("-long.csv") and names[1].endswith("-tokens.csv")
+            assert names[2].endswith("-phenomena.csv") and names[3].endswith(".meta.json")
+            page.wait_for_function("() => document.querySelectorAll('#file-phenomena [role=gridcell]').length > 0")
+            rows = table_rows(page, "file-phenomena")
+            assert [r[0] for r in rows] == ["agreement", "wh", "npi"] and [r[1] for r in rows] == ["2", "2", "2"]
+            out = tmp_path_factory.mktemp("downloads")
+            with page.expect_download() as info:
+                page.locator("#file-result a").nth(3).click()
+            info.value.save_as(out / "meta.json")
+            meta = json.loads((out / "meta.json").read_text())
+            assert meta["format"] == "long" and meta["provenance"]["model_id"] == MODEL
+            assert meta["input"]["sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
+            screenshot(page, "score-file-formats.png")
+            browser.close()
+    finally:
+        srv.stop()

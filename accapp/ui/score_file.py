@@ -334,7 +334,10 @@ def build() -> None:
         "pair_id). Every row gets every selected method's scores and verdict; rows that cannot be scored (or a line "
         f"that cannot be read) keep their place with a message in the <b>error</b> column. Up to {MAX_ROWS:,} rows "
         f"and {svc.MAX_UPLOAD_BYTES / 1e6:.0f} MB at a time, one file at a time per visitor; the uploaded file is "
-        "removed from the server once it is scored."))
+        "removed from the server once it is scored. Choose the <b>long</b> layout for one row per pair and judgment "
+        "(method, template, answer order), tick the box for each sentence's tokens and words with their surprisal; "
+        "a file with a <b>phenomenon</b> column also gets accuracy by phenomenon. Every run comes with a metadata "
+        "file (<code>.meta.json</code>): the model and the SHA-256 of its weights, versions, your file's SHA-256."))
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             upload = gr.File(label="Your file (.csv, .tsv or .jsonl, UTF-8)", file_types=[".csv", ".tsv", ".jsonl", ".json", ".txt"],
