@@ -486,8 +486,8 @@ def build() -> ProbeTab:
     with gr.Row(elem_id="probe-share"):
         copy_btn = gr.Button("🔗 Copy link", size="sm", elem_id="probe-copy-link", scale=0, min_width=130)
         export_btn = gr.Button("⬇ Export this result (JSON, CSV)", size="sm", elem_id="probe-export", scale=0, min_width=240)
-        dl_json = gr.DownloadButton("JSON", visible=False, size="sm", elem_id="probe-download-json", scale=0, min_width=90)
-        dl_csv = gr.DownloadButton("CSV", visible=False, size="sm", elem_id="probe-download-csv", scale=0, min_width=90)
+        dl_json = gr.DownloadButton("⬇ Download JSON", visible=False, size="sm", elem_id="probe-download-json", scale=0, min_width=150)
+        dl_csv = gr.DownloadButton("⬇ Download CSV", visible=False, size="sm", elem_id="probe-download-csv", scale=0, min_width=150)
         copy_note = gr.HTML("", elem_id="probe-copy-note")
     export_note = gr.HTML("", elem_id="probe-export-note")
     view_line = gr.HTML("", elem_id="probe-view-note", elem_classes=["acc-small"])
