@@ -29,8 +29,7 @@ N_RESAMPLES = 1000
 SEED = 0
 LEVEL = 0.95
 CI_COLUMNS = ["ci_low", "ci_high"]
-SOURCE = (f"this project: percentile bootstrap over pairs, {N_RESAMPLES:,} resamples, seed {SEED}, "
-          f"{LEVEL:.0%} interval")
+SOURCE = f"{LEVEL:.0%} percentile bootstrap over pairs, {N_RESAMPLES:,} resamples, seed {SEED}"
 _MAX_LEVELS = 64  # above this many distinct pair values, draw indices instead of counts
 
 

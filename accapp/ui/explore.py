@@ -262,6 +262,13 @@ def template_label(template: str) -> str:
     return {"max": "max (best template, upper bound)"}.get(t, t)
 
 
+def template_cell(template, view: str) -> str:
+    """A template id as the overall table shows it: under the "best" view a picked (numbered) template
+    says it was chosen on the same pairs, an upper bound."""
+    t = str(template)
+    return f"{t} (best: chosen on these pairs, upper bound)" if view == "best" and _NUM.match(t) else t
+
+
 def overall_table(store, bench, model, methods, template, also=()) -> pd.DataFrame:
     parts = []
     if model:
@@ -271,7 +278,7 @@ def overall_table(store, bench, model, methods, template, also=()) -> pd.DataFra
             ours = with_intervals(ours, CI.overall_intervals(store, m, bench, have, template), [])
             finished = store.manifest(m, bench).get("finished", "")
             src = "this project" + (f", run finished {finished[:10]}" if finished else "") + "; interval: " + CI.SOURCE
-            tmpl = ours.template.astype(str) + (" (best: chosen on these pairs, upper bound)" if template == "best" else "")
+            tmpl = [template_cell(t, template) for t in ours.template]
             parts.append(pd.DataFrame({"Model": m, "Method": ours.method.map(display_name), "Template": tmpl,
                                        "Accuracy (%)": ours.accuracy.round(1),
                                        CI_COLUMN: [ci_label(lo, hi) for lo, hi in zip(ours.ci_low, ours.ci_high)],

@@ -366,7 +366,7 @@ def phenomenon_figure(ours: pd.DataFrame, published: pd.DataFrame | None = None,
     fig.add_vline(x=50, line=dict(color="#adb5bd", dash="dot"))
     _base_layout(fig, title, height=max(420, 150 + 34 * len(phen) * max(1, min(3, len(fig.data) // 2 or 1))))
     fig.update_layout(barmode="group", bargap=0.25)
-    fig.update_xaxes(title_text="accuracy (%); bars: 95 % bootstrap interval", range=[0, 102])
+    fig.update_xaxes(title_text="accuracy (%); whiskers: 95 % bootstrap interval", range=[0, 102])
     fig.update_yaxes(autorange="reversed", automargin=True)
     return legend_below(fig)
 
@@ -415,7 +415,7 @@ def length_figure(by_length: pd.DataFrame, bias: pd.DataFrame | None = None, pub
     legend_below(fig)
     fig.update_xaxes(title_text="token-length difference: |good| − |bad| (model tokens)", tickmode="array",
                      tickvals=ticks["len_diff"].tolist(), ticktext=[esc(t) for t in ticks["label"]])
-    fig.update_yaxes(title_text="accuracy (%); bars: 95 % bootstrap interval", range=[0, 102])
+    fig.update_yaxes(title_text="accuracy (%), 95 % CI", range=[0, 102])
     return fig
 
 
@@ -451,7 +451,7 @@ def paradigm_figure(ours: pd.DataFrame, human: pd.DataFrame | None = None, title
     n_methods = max(1, ours.groupby(["method", "template"]).ngroups)
     _base_layout(fig, title, height=min(4000, max(420, 140 + len(order) * (16 + 10 * n_methods))))
     fig.update_layout(barmode="group", bargap=0.2)
-    fig.update_xaxes(title_text="accuracy (%); bars: 95 % bootstrap interval", range=[0, 102])
+    fig.update_xaxes(title_text="accuracy (%); whiskers: 95 % bootstrap interval", range=[0, 102])
     fig.update_yaxes(automargin=True)
     return legend_below(fig)
 
@@ -484,5 +484,6 @@ def grouped_bar_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str 
                       annotation_font=dict(size=13))
     _base_layout(fig, title, height=440)
     fig.update_layout(barmode="group", bargap=0.3)
-    fig.update_yaxes(title_text=y_title, range=list(y_range) if y_range else None)
+    whiskers = "ci_low" in df and df["ci_low"].notna().any()
+    fig.update_yaxes(title_text=y_title + (", 95 % CI" if whiskers else ""), range=list(y_range) if y_range else None)
     return legend_below(fig)

@@ -1,0 +1,95 @@
+"""Explore links in headless Chromium (issue 19, items 1 and 5): a link with a query string, opened in a
+fresh page, restores the selection and shows the bootstrap intervals; the URL follows the selection;
+a CSV downloads. The app runs in a subprocess on loopback over the shipped results.
+
+The screenshot of the Explore tab with its intervals goes to test-artifacts/explore-intervals.png.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.ui_server import CHROMIUM, ROOT, launch_browser, screenshot, start_server
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)"),
+              pytest.mark.skipif(not (ROOT / "precomputed/results/smollm2-135m-instruct__blimp.parquet").exists(),
+                                 reason="needs the shipped SmolLM2 BLiMP results")]
+
+MODEL = "smollm2-135m-instruct"
+LINK = f"?tab=explore&bench=blimp&model={MODEL}&methods=lp,in_template_lp&template=best&phenomenon=island_effects"
+TIMEOUT_MS = 240_000
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("explore-app"), {"ACCAPP_PRELOAD": "0"})  # no model needed here
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_browser(p)
+        yield b
+        b.close()
+
+
+def fresh_page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    return ctx, page
+
+
+def test_explore_link_restores_selection_with_intervals(browser, server):
+    ctx, page = fresh_page(browser)
+    try:
+        page.goto(server.url + LINK)
+        # the Explore tab is opened and its views drawn for the link's selection
+        page.wait_for_selector("#explore-phenomenon .js-plotly-plot")
+        page.wait_for_function("() => document.querySelector('#explore-status')?.innerText.includes('6,700 pairs')")
+        assert page.get_by_role("tab", name="Explore results").get_attribute("aria-selected") == "true"
+        assert page.is_checked("#explore-template input[value='best']")
+        assert MODEL in page.input_value("#explore-model input")
+        methods = page.inner_text("#explore-methods")
+        assert "In-template LP" in methods and "LP" in methods and "Yes/No" not in methods
+        # intervals: error bars on the bars, an interval column in the table, the note saying how
+        page.wait_for_function("() => document.querySelectorAll('#explore-phenomenon .errorbar').length >= 20")
+        overall = page.inner_text("#explore-overall")
+        assert "95 % CI (%)" in overall and "upper bound" in overall
+        assert "percentile bootstrap over pairs" in page.inner_text("#explore-ci-note")
+        title = page.text_content("#explore-phenomenon .gtitle")
+        assert title.startswith("Accuracy by phenomenon")
+        screenshot(page, "explore-intervals.png")
+        # the URL carries the restored selection (written back with history.replaceState)
+        page.wait_for_function("() => location.search.includes('tab=explore')")
+        q = parse_qs(urlparse(page.url).query)
+        assert q["model"] == [MODEL] and q["template"] == ["best"] and q["methods"] == ["lp,in_template_lp"]
+        assert q["phenomenon"] == ["island_effects"]
+        assert page.input_value("#explore-link input, #explore-link textarea").endswith(page.url.split("?", 1)[1])
+        # a figure's data as CSV
+        with page.expect_download() as dl:
+            page.click("#explore-csv-accuracy-by-phenomenon")
+        text = Path(dl.value.path()).read_text(encoding="utf-8")
+        assert text.startswith("model,benchmark,method,template,phenomenon") and "ci_low" in text.splitlines()[0]
+        # the paradigm view follows the link's phenomenon
+        page.get_by_role("tab", name="By paradigm").click()
+        page.wait_for_function("() => document.querySelectorAll('#explore-paradigm .errorbar').length > 0")
+        assert "adjunct_island" in page.text_content("#explore-paradigm")
+        screenshot(page, "explore-intervals-paradigm.png")
+        page.get_by_role("tab", name="Token length").click()
+        page.wait_for_function("() => document.querySelectorAll('#explore-length .errorbar').length > 0")
+        screenshot(page, "explore-intervals-length.png")
+        page.get_by_role("tab", name="Word order & attractors").click()
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .errorbar').length > 0")
+        screenshot(page, "explore-intervals-word-order.png")
+        assert "Traceback" not in page.inner_text("body")
+    finally:
+        ctx.close()
