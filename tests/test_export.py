@@ -131,3 +131,4 @@ def test_files_are_atomic_and_the_folder_is_bounded(tmp_path):
     assert set(left) <= set(paths) and paths[-1] in left and paths[-2] in left
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
     assert json.loads(paths[-2].read_text(encoding="utf-8"))["format"] == export.FORMAT
+    assert list(pd.read_csv(paths[-1]).columns) == export.CSV_COLUMNS  # the BOM (for Excel) is no column name

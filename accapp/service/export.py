@@ -193,6 +193,7 @@ def write_exports(record: dict, folder: Path, keep: int = KEEP_FILES) -> tuple[P
     folder.mkdir(parents=True, exist_ok=True)
     stem = file_stem(record)
     js = write_atomic(folder / f"{stem}.json", lambda tmp: tmp.write_text(json_text(record), encoding="utf-8"))
-    cs = write_atomic(folder / f"{stem}.csv", lambda tmp: tmp.write_bytes(csv_text(record).encode("utf-8")))
+    # UTF-8 with a byte-order mark: Excel then reads Chinese text right; pandas skips the mark.
+    cs = write_atomic(folder / f"{stem}.csv", lambda tmp: tmp.write_bytes(csv_text(record).encode("utf-8-sig")))
     prune(folder, keep)
     return js, cs
