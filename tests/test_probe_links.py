@@ -132,3 +132,17 @@ def test_the_page_js_writes_probe_query_keys():
         assert f'"{key}"' in links.PROBE_URL_JS
     assert "history.replaceState" in links.PROBE_URL_JS and "navigator.clipboard" in links.PROBE_COPY_JS
     assert "Link copied" in links.PROBE_COPY_JS
+
+
+def test_figures_name_their_png():
+    """The modebar's "Download plot as a PNG" saves a file named after the probe, not newplot.png."""
+    import json
+
+    import plotly.graph_objects as go
+
+    name = probe.png_name("surprisal", {"model": "m-1", "good": "The dogs bark loudly / <now>."}, "bits", "words: sum of tokens")
+    assert name.startswith("surprisal_m-1_The-dogs-bark_bits_words-sum") and all(c.isalnum() or c in "-_." for c in name)
+    fig = probe.with_png_name(go.Figure(go.Bar(y=[1.0])), name)
+    config = json.loads(fig.to_json())["config"]
+    assert config["toImageButtonOptions"] == {"format": "png", "filename": name, "scale": 2}
+    assert fig.data[0].y == (1.0,) and probe.with_png_name(None, name) is None
