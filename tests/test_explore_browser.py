@@ -73,7 +73,16 @@ def test_explore_link_restores_selection_with_intervals(browser, server):
         q = parse_qs(urlparse(page.url).query)
         assert q["model"] == [MODEL] and q["template"] == ["best"] and q["methods"] == ["lp,in_template_lp"]
         assert q["phenomenon"] == ["island_effects"]
-        assert page.input_value("#explore-link input, #explore-link textarea").endswith(page.url.split("?", 1)[1])
+        link = page.input_value("#explore-link input, #explore-link textarea")
+        assert link.endswith(page.url.split("?", 1)[1])
+        # Copy link puts that link on the clipboard
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url.rstrip("/"))
+        page.click("#explore-copy-link")
+        for _ in range(50):  # the copy is asynchronous: up to 5 s
+            if page.evaluate("() => navigator.clipboard.readText()") == link:
+                break
+            page.wait_for_timeout(100)
+        assert page.evaluate("() => navigator.clipboard.readText()") == link
         # a figure's data as CSV
         with page.expect_download() as dl:
             page.click("#explore-csv-accuracy-by-phenomenon")
