@@ -99,6 +99,19 @@ def test_explore_link_restores_selection_with_intervals(browser, server):
         page.get_by_role("tab", name="Word order & attractors").click()
         page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .errorbar').length > 0")
         screenshot(page, "explore-intervals-word-order.png")
+        # a new selection is written to the URL
+        page.get_by_text("mean over templates", exact=True).click()
+        page.wait_for_function("() => location.search.includes('template=mean')")
+        # the wrong pairs, filtered by phenomenon and sorted by margin
+        page.get_by_role("tab", name="Pairs it gets wrong").click()
+        page.wait_for_function("() => document.querySelectorAll('#explore-wrong [role=gridcell]').length > 0")
+        page.locator("#explore-wrong-sort input").click()
+        page.get_by_role("option", name="most wrong first (margin ascending)").click()
+        page.wait_for_function("() => document.querySelector('#explore-wrong')?.innerText.includes('Margin')")
+        page.locator("#explore-wrong-text input, #explore-wrong-text textarea").fill("island")
+        page.locator("#explore-wrong-text input, #explore-wrong-text textarea").press("Enter")
+        page.wait_for_function("() => / of [0-9,]+ pair judgments/.test(document.body.innerText)")
+        screenshot(page, "explore-wrong-filtered.png")
         assert "Traceback" not in page.inner_text("body")
     finally:
         ctx.close()

@@ -555,7 +555,8 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     filtered = f" of {len(every_wrong):,}" if len(kept) != len(every_wrong) else ""
     wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not model else
                   note(f"{len(kept):,}{filtered} pair judgments that <b>{esc(shown)}</b> gets wrong (or ties){more}. "
-                       "Margin = score of the acceptable minus the unacceptable sentence. "
+                       "Margin = score of the acceptable minus the unacceptable sentence, in the method's own unit "
+                       "(log-probability in nats for the LP family, a probability or a share for the prompts). "
                        "<b>Click a row</b> to open the pair in the probe.", "info"))
     tag = f"{bench}-{model or 'published'}-{template}"
     tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl,
