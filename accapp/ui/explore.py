@@ -556,7 +556,7 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not model else
                   note(f"{len(kept):,}{filtered} pair judgments that <b>{esc(shown)}</b> gets wrong (or ties){more}. "
                        "Margin = score of the acceptable minus the unacceptable sentence, in the method's own unit "
-                       "(log-probability in nats for the LP family, a probability or a share for the prompts). "
+                       "(for LP and its variants a log-probability in nats). "
                        "<b>Click a row</b> to open the pair in the probe.", "info"))
     tag = f"{bench}-{model or 'published'}-{template}"
     tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl,
