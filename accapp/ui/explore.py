@@ -405,7 +405,7 @@ def ensemble_intervals(store, bench, model, ours: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([ours.reset_index(drop=True), pd.DataFrame(rows).reset_index(drop=True)], axis=1)
 
 
-def ab_view(store, bench, model):
+def ab_view(store, bench, model, sink=None):
     pub = A.published_ide_ab_share(store, bench)
     pub_tbl = pub.rename(columns={"share_A": "share of 'A' (%)"}) if not pub.empty else pub
     if not model or "ab_prompting" not in store.methods(model, bench):
@@ -413,6 +413,8 @@ def ab_view(store, bench, model):
     df = A.ab_prompting(store, model, bench)
     df = df.assign(order=df.variant.map({"good=A": "good sentence is A", "good=B": "good sentence is B",
                                          "both": "both orders"}))
+    if sink is not None:
+        sink["ab-share"] = df.assign(source="this project")
     ref = {"50 % = no preference for A": 50.0}
     if not pub.empty:
         src = plots.short_source(pub.source.iloc[0])
@@ -541,7 +543,7 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
                  fig_fallback)
     ens_tbl, ens_fig = _safe("Ensembles", lambda: ensemble_view(store, bench, model),
                              lambda m: (df_fallback(m), fig_fallback(m)))
-    ab_fig, ab_tbl = _safe("A/B", lambda: ab_view(store, bench, model), lambda m: (fig_fallback(m), df_fallback(m)))
+    ab_fig, ab_tbl = _safe("A/B", lambda: ab_view(store, bench, model, sink), lambda m: (fig_fallback(m), df_fallback(m)))
     shuffle = _safe("Word shuffling", lambda: shuffle_view(store, bench, model, methods, template, sink), fig_fallback)
     attract = _safe("Attractors", lambda: attractor_view(store, bench, model, methods, template, sink), fig_fallback)
     wrong_method = wrong_method if wrong_method in present else (methods[0] if methods else None)
@@ -575,7 +577,7 @@ def render(bench, model, methods, template, show_models, para_phen, wrong_method
 
 
 DOWNLOADS = ("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length", "accuracy-by-paradigm", "ensembles",
-             "ab-share-published", "word-shuffling", "sv-agreement-by-attractor", "wrong-pairs")
+             "ab-share", "ab-share-published", "word-shuffling", "sv-agreement-by-attractor", "wrong-pairs")
 
 
 @friendly
@@ -724,6 +726,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                                   label="Published share of 'A' answers (Ide et al. 2025, Table 12)")
             with gr.Row():
                 dl_ens = csv_button("ensembles", "ensembles (table and figure data)")
+                dl_ab_ours = csv_button("ab-share", "share of 'A' answers (figure data)")
                 dl_ab = csv_button("ab-share-published", "published share of 'A' (table)")
         with gr.Tab("Word order & attractors"):
             shuffle_plot = gr.Plot(label="Word-shuffling paradigms")
@@ -753,10 +756,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     filters_outputs = [model, methods, wrong_method, also]
     refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text,
                       wrong_phen, wrong_sort]
-    downloads = [dl_overall, dl_phen, dl_length, dl_para, dl_ens, dl_ab, dl_shuffle, dl_attract, dl_wrong]
-    by_name = dict(zip(("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length", "accuracy-by-paradigm",
-                        "ensembles", "ab-share-published", "word-shuffling", "sv-agreement-by-attractor",
-                        "wrong-pairs"), downloads))
+    downloads = [dl_overall, dl_phen, dl_length, dl_para, dl_ens, dl_ab_ours, dl_ab, dl_shuffle, dl_attract, dl_wrong]
+    by_name = dict(zip(DOWNLOADS, downloads))  # the list above is in DOWNLOADS' order
     refresh_outputs = [status, overall, phen_plot, length_plot, para_phen, para_plot, ens_tbl, ens_plot, ab_plot,
                        ab_tbl, shuffle_plot, attract_plot, findings, wrong_note, wrong, wrong_state, wrong_phen,
                        *[by_name[k] for k in DOWNLOADS]]
