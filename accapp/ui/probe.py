@@ -527,13 +527,16 @@ def build() -> ProbeTab:
     ev = dict(fn=run_probe, inputs=run_inputs, outputs=run_outputs, api_visibility="undocumented",
               concurrency_id=PROBE_QUEUE, scroll_to_output=False, show_progress_on=[status], trigger_mode="multiple")
     events = [run_btn.click(**ev), good.submit(**ev), bad.submit(**ev)]
+    # The page URL follows each run (at the click, and again once it has finished, from the inputs it
+    # ran with) and each change of unit or view: a link that reproduces what is shown.
+    url_inputs = [good, bad, model, model2, methods, unit, view]
+    url = dict(fn=None, inputs=url_inputs, outputs=None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
     for e in events:
         e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
+        e.then(**url)
     stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)
-    # The page URL follows each run and each change of unit or view (a link that reproduces what is shown).
-    url_inputs = [good, bad, model, model2, methods, unit, view]
     for trigger in (run_btn.click, good.submit, bad.submit, unit.input, view.input):
-        trigger(None, url_inputs, None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
+        trigger(**url)
     copy_btn.click(None, url_inputs, [copy_note], js=links.PROBE_COPY_JS, api_visibility="undocumented", queue=False)
     export_btn.click(prepare_export, [saved, model, model2, methods, unit, view], [export_note, dl_json, dl_csv],
                      api_visibility="undocumented", concurrency_id=PROBE_QUEUE)
