@@ -181,6 +181,19 @@ def test_export_downloads_json_with_the_models_provenance_and_csv(original):
     assert len(df[df.record == "judgment"]) == sum(len(m["judgments"]) for m in data["models"])
 
 
+def test_a_probe_started_from_the_gallery_gets_its_link(browser, server):
+    ctx, page = fresh_page(browser, server.url)
+    try:
+        page.click("button[role=tab]:has-text('Teaching gallery')")
+        page.click("#gallery-try")
+        wait_done(page)
+        good = textbox(page, "probe-good").input_value()
+        page.wait_for_function("() => new URLSearchParams(location.search).get('tab') === 'probe'")
+        assert parse_qs(urlparse(page.evaluate("location.href")).query)["good"] == [good]
+    finally:
+        ctx.close()
+
+
 def test_a_hostile_link_gets_a_message(browser, server):
     link = server.url + "?" + urlencode({"tab": "probe", "good": "A b.", "bad": "A c.", "model": "<b>nope</b>",
                                          "methods": "lp"})

@@ -537,6 +537,7 @@ def build() -> ProbeTab:
     stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)
     for trigger in (run_btn.click, good.submit, bad.submit, unit.input, view.input):
         trigger(**url)
+    saved.change(**url)  # a probe started from another tab (the gallery's Try it, Explore's one click) too
     copy_btn.click(None, url_inputs, [copy_note], js=links.PROBE_COPY_JS, api_visibility="undocumented", queue=False)
     export_btn.click(prepare_export, [saved, model, model2, methods, unit, view], [export_note, dl_json, dl_csv],
                      api_visibility="undocumented", concurrency_id=PROBE_QUEUE)
