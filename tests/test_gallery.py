@@ -163,8 +163,14 @@ def test_tab_builds_and_wires_into_the_probe():
                 probe = Probe()
                 probe.good, probe.bad = gr.Textbox(), gr.Textbox()
                 probe.meta, probe.pair_label = gr.State(None), gr.HTML()
+
+                def run_probe(good, bad):  # the Compare button's function, which Try it chains
+                    return good
+
+                probe.run_event = dict(fn=run_probe, inputs=[probe.good, probe.bad], outputs=[probe.pair_label])
             with gr.Tab("Gallery", id="gallery"):
                 tab = ui.build(probe, tabs, "probe")
     assert tab.topic.value == ui.ALL and tab.pair.value == g.load()[0]["id"]
     targets = {id(c) for fn in demo.fns.values() for c in fn.outputs}
     assert {id(probe.good), id(probe.bad), id(probe.meta), id(tabs)} <= targets
+    assert any(getattr(fn.fn, "__name__", "") == "run_probe" for fn in demo.fns.values())  # Try it runs the probe

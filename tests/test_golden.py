@@ -1,10 +1,16 @@
-"""Every score of every method, and every token's log-prob, on the golden pairs is exactly what
-main computed before the one-engine redesign (tests/golden/scores.json, recorded by
+"""Every score of every method, and every token's log-prob, on the golden pairs is what main
+computed before the one-engine redesign (tests/golden/scores.json, recorded by
 tests/golden/record.py at dd0bdfd): the redesign moved code, not numbers. Re-recorded on purpose
 for issue 23 (the authors' answer token for Gemma's base prompts: 47 of 90 A/B and 29 of 45 Yes/No
 verdicts of the golden pairs changed; case-aware unigrams for SLOR and the unigram Bayes factor;
 Hu & Levy's per-order answers in the predictions; the tie rule; in-template scores moved by float
-noise only, at most 6.2e-5 nats)."""
+noise only, at most 6.2e-5 nats).
+
+Numbers agree to float32 noise (2e-4 nats, or relative 2e-5 where larger), not bit for bit: CI
+machines differ in CPU (Intel, AMD EPYC), and float32 sums run through different kernels there
+differ in the last bits (measured on an AMD EPYC against the recording: up to 5.6e-5 nats on
+SmolLM2's in-template means and per-token log-probs, 7.4e-5 on a Gemma score of -7.34, 1e-6 on the tiny BERT). Every verdict,
+prediction, method, template and token string is compared exactly."""
 
 from __future__ import annotations
 
@@ -42,8 +48,19 @@ def _check(key: str, request) -> None:
     assert len(results) == len(want)
     for got, exp in zip(results, want):
         assert (got.pair.good, got.pair.bad) == (exp["good"], exp["bad"])
-        assert got.rows == exp["rows"]  # exact: same floats, verdicts and predictions
-        assert got.tokens == exp["tokens"]
+        assert _same(got.rows, exp["rows"]), (got.rows, exp["rows"])
+        assert _same(got.tokens, exp["tokens"]), (got.tokens, exp["tokens"])
+
+
+def _same(got, want) -> bool:
+    """Equal structure and strings; floats to float32 noise (abs 2e-4, rel 2e-5)."""
+    if isinstance(want, float) or isinstance(got, float):
+        return isinstance(got, (int, float)) and got == pytest.approx(want, rel=2e-5, abs=2e-4)
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(_same(got[k], want[k]) for k in want)
+    if isinstance(want, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(_same, got, want))
+    return got == want
 
 
 @pytest.mark.parametrize("key", [k for k in RECORDED if k.startswith("tiny-")])
