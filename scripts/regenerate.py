@@ -122,8 +122,13 @@ def main() -> int:
         today = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         manifest.setdefault("regenerated", []).append({"date": today, "methods": methods or "verdicts only",
                                                        "reason": args.reason})
+        # a pending entry is settled once every method it names has been scored again
+        pending = [p for p in manifest.get("pending", []) if not set(p["methods"]) <= set(methods)]
+        manifest.pop("pending", None)
+        if pending:
+            manifest["pending"] = pending
         manifest["convention"] = manifest.get("convention", "project")
-        manifest["tie_rule"] = "scores within 2^-14 x max(1, |score|) are a tie (accapp/methods/formulas.py)"
+        manifest["tie_rule"] = "scores within 2^-12 x max(1, |score|) are a tie (accapp/methods/formulas.py)"
         write_parquet_atomic(after, shipped, compression="zstd")
         write_json_atomic(manifest, manifest_path)
     finally:

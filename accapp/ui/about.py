@@ -39,10 +39,11 @@ def md(text) -> str:
 
 SCORING_RULES = """### Ties, conventions, answer tokens
 - **Ties.** A pair is judged right when score(good) is higher than score(bad) by more than the tie
-  tolerance, 2^-14 × max(1, |score|) (1024 float32 rounding units). Closer scores are a **tie**,
+  tolerance, 2^-12 × max(1, |score|) (4096 float32 rounding units). Closer scores are a **tie**,
   counted wrong and shown. Scores move by float noise with the batch they are computed in; the
-  tolerance is 32× the largest such drift measured, so a verdict never depends on what else was
-  scored beside the pair. The same rule holds in the probe, the benchmark runs, Explore and file
+  tolerance is twice the largest such drift measured, so a verdict depends on what else was scored
+  beside the pair only when the pair sits right at the tolerance's edge (1 judgment in 25,500
+  measured). The same rule holds in the probe, the benchmark runs, Explore and file
   scoring. Overall accuracy is the mean over paradigms; a phenomenon's accuracy is the mean over its pairs.
 - **Answer tokens** (Ide et al.'s prompts). The prompt is fed exactly as the authors' code builds
   it (base models: system + space + user text ending in "Answer: "), and the answer read is the
