@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from accapp.engine import build_engine  # noqa: E402
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic  # noqa: E402
-from accapp.methods.formulas import verdict  # noqa: E402
+from accapp.methods.formulas import TIE_EXPONENT, verdict  # noqa: E402
 from accapp.runner.runner import consolidate, restore_units, run_benchmark  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
 
@@ -128,7 +128,7 @@ def main() -> int:
         if pending:
             manifest["pending"] = pending
         manifest["convention"] = manifest.get("convention", "project")
-        manifest["tie_rule"] = "scores within 2^-12 x max(1, |score|) are a tie (accapp/methods/formulas.py)"
+        manifest["tie_rule"] = f"scores within 2^{TIE_EXPONENT} x max(1, |score|) are a tie (accapp/methods/formulas.py)"
         write_parquet_atomic(after, shipped, compression="zstd")
         write_json_atomic(manifest, manifest_path)
     finally:

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from accapp.analysis import intervals as CI
+from accapp.methods.formulas import tie_tolerance
 from accapp.ui import explore, links, plots, state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,9 +137,7 @@ def test_csv_downloads_written_atomically_and_bounded(shipped_state, tmp_path, m
 
 def test_wrong_pairs_sort_and_filter(shipped_state):
     df = explore.wrong_pairs(shipped_state.store(), BENCH, MODEL, "lp", "mean")
-    assert len(df) > explore.WRONG_LIMIT
-    from accapp.methods.formulas import tie_tolerance  # wrong: the bad sentence wins, or a tie
-
+    assert len(df) > explore.WRONG_LIMIT  # wrong: the bad sentence wins, or a tie
     slack = [tie_tolerance(g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
     assert (df["Margin (good − bad)"] <= slack).all()
     worst = explore.filter_wrong(df, sort="margin")

@@ -58,7 +58,8 @@ def raw_logit_ratio(logit_yes: float, logit_no: float) -> float:
 # product in the embedded models, Gemma 3 270M's MLP of 2,048). Batching reorders such sums, so
 # scores move with the batch (measured: at most 1.2e-4, half this, docs/ties.md); within it a
 # verdict is noise.
-TIE_RTOL = 2.0**-12
+TIE_EXPONENT = -12  # the one place the tolerance is set; About and the manifests print it
+TIE_RTOL = 2.0**TIE_EXPONENT
 
 
 def tie_tolerance(score_good: float, score_bad: float) -> float:

@@ -7,6 +7,7 @@ import html
 import gradio as gr
 
 from accapp.methods import all_methods, plain
+from accapp.methods.formulas import TIE_EXPONENT
 from accapp.models import registry
 from accapp.prompts import template_set
 from accapp.runner.datasets import ASSETS
@@ -37,9 +38,9 @@ def md(text) -> str:
     return s.replace("\n", " ⏎ ")
 
 
-SCORING_RULES = """### Ties, conventions, answer tokens
+SCORING_RULES = f"""### Ties, conventions, answer tokens
 - **Ties.** A pair is judged right when score(good) is higher than score(bad) by more than the tie
-  tolerance, 2^-12 × max(1, |score|) (4096 float32 rounding units). Closer scores are a **tie**,
+  tolerance, 2^{TIE_EXPONENT} × max(1, |score|) ({2 ** (TIE_EXPONENT + 24)} float32 rounding units). Closer scores are a **tie**,
   counted wrong and shown. Scores move by float noise with the batch they are computed in; the
   tolerance is twice the largest such drift measured, so a verdict depends on what else was scored
   beside the pair only when the pair sits right at the tolerance's edge (1 judgment in 25,500
