@@ -2,10 +2,17 @@
 beside file jobs.
 
 Starts ``python app.py`` on a free loopback port (the default model warmed first), then
-CLIENTS threads, each with its own gradio_client Client, send PROBES /probe requests each,
+CLIENTS threads, each a visitor with a session of its own, send PROBES /probe requests each,
 one after another (bounded in count, and in time by --deadline). Every request must be
-answered with the right verdict and no error. Prints p50 / p95 / max latency and the
+answered with the right pair and no error. Prints p50 / p95 / max latency and the
 requests per second; the last line is one JSON object.
+
+The visitors live on this machine but stand for people elsewhere, so their own work should cost
+the server's cores little: by default each speaks Gradio's HTTP API with urllib (``--client http``,
+about 0.002 s of CPU a probe); ``--client gradio`` uses gradio_client (about 0.04 s a probe).
+Each probe takes the next pair of the visitor's own walk through ``--pairs``: ``blimp`` (default),
+300 BLiMP pairs and the 4 fixed ones, so that a batch of probes holds different sentences, as
+visitors' do; ``fixed``, the 4 fixed pairs only (how earlier figures were measured).
 
     python bench/load_test.py --clients 20 --probes 10 --methods lp,mean_lp,pen_lp
 
@@ -27,12 +34,13 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
-from probe_latency import start  # noqa: E402  (same folder: one way to start the app)
+from probe_latency import http_probe, start  # noqa: E402  (same folder: one way to start the app)
 
 PAIRS = [
     ("These casseroles disgust Kayla.", "These casseroles disgusts Kayla."),
@@ -48,27 +56,45 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def probe_clients(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float,
-                  pause: float = 0.0) -> tuple[list[tuple[float, float]], list[str], float]:
-    """CLIENTS users, PROBES probes each: ([(start, end) of every answered probe], errors, wall seconds)."""
-    from gradio_client import Client
+def pair_pool(kind: str) -> list[tuple[str, str]]:
+    """The pairs visitors probe: 'fixed' (PAIRS) or 'blimp' (300 BLiMP pairs, seed 0, then PAIRS)."""
+    if kind == "fixed":
+        return list(PAIRS)
+    return file_pairs(300, 1000) + list(PAIRS)
 
+
+def caller(url: str, client: str):
+    """A visitor's probe call, f(good, bad, model, methods) -> the /probe answer, on a session of its own."""
+    if client == "gradio":
+        from gradio_client import Client
+
+        c = Client(url, verbose=False)
+        return lambda good, bad, model, methods: c.predict(good, bad, model, methods, api_name="/probe")
+    session = uuid.uuid4().hex[:12]
+    return lambda good, bad, model, methods: http_probe(url, good, bad, model, methods, session)
+
+
+def probe_clients(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float,
+                  pause: float = 0.0, client: str = "http", pairs: list[tuple[str, str]] | None = None,
+                  ) -> tuple[list[tuple[float, float]], list[str], float]:
+    """CLIENTS users, PROBES probes each: ([(start, end) of every answered probe], errors, wall seconds)."""
+    pairs = pairs or PAIRS
     spans: list[tuple[float, float]] = []
     errors: list[str] = []
     lock = threading.Lock()
     stop_at = time.perf_counter() + deadline
 
     def user(k: int) -> None:
-        client = Client(url, verbose=False)
+        call = caller(url, client)
         for j in range(probes):
             if time.perf_counter() > stop_at:
                 with lock:
                     errors.append(f"client {k}: deadline passed before probe {j}")
                 return
-            good, bad = PAIRS[(k + j) % len(PAIRS)]
+            good, bad = pairs[(k * probes + j) % len(pairs)]
             t = time.perf_counter()
             try:
-                out = client.predict(good, bad, model, methods, api_name="/probe")
+                out = call(good, bad, model, methods)
                 ok = out["good"] == good and out["bad"] == bad and len(out["verdicts"]) >= 1
                 problem = None if ok else f"client {k} probe {j}: wrong answer {str(out)[:200]}"
             except Exception as exc:  # noqa: BLE001 - every failure is counted and reported
@@ -96,8 +122,9 @@ def stats(latencies: list[float]) -> dict:
             "max_s": round(max(latencies), 3), "mean_s": round(statistics.fmean(latencies), 3)}
 
 
-def run(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float) -> dict:
-    spans, errors, wall = probe_clients(url, clients, probes, model, methods, deadline)
+def run(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float,
+        client: str = "http", pairs: list[tuple[str, str]] | None = None) -> dict:
+    spans, errors, wall = probe_clients(url, clients, probes, model, methods, deadline, client=client, pairs=pairs)
     latencies = [b - a for a, b in spans]
     s = stats(latencies)
     return {
@@ -160,12 +187,13 @@ def file_jobs(url: str, jobs: int, rows: int, model: str, folder: Path) -> tuple
 
 
 def mixed(url: str, clients: int, probes: int, model: str, methods: list[str] | None, deadline: float, jobs: int,
-          rows: int, folder: Path) -> dict:
-    alone_spans, alone_errors, alone_wall = probe_clients(url, clients, probes, model, methods, deadline)
+          rows: int, folder: Path, client: str = "http", pairs: list[tuple[str, str]] | None = None) -> dict:
+    alone_spans, alone_errors, alone_wall = probe_clients(url, clients, probes, model, methods, deadline,
+                                                          client=client, pairs=pairs)
     print(f"  (probes alone: {stats([b - a for a, b in alone_spans])})", flush=True)
     records, waiter = file_jobs(url, jobs, rows, model, folder)
     time.sleep(3.0)  # the jobs are uploaded and the first ones scoring
-    spans, errors, wall = probe_clients(url, clients, probes, model, methods, deadline)
+    spans, errors, wall = probe_clients(url, clients, probes, model, methods, deadline, client=client, pairs=pairs)
     print(f"  (probes beside the file jobs: {stats([b - a for a, b in spans])}; waiting for the file jobs)", flush=True)
     waiter.join(timeout=deadline)
     files_end = max((r.get("end") or float("inf")) for r in records)
@@ -194,7 +222,10 @@ def main() -> int:
     ap.add_argument("--mixed", action="store_true", help="probes alone, then beside FILE_JOBS file jobs with every method")
     ap.add_argument("--file-jobs", type=int, default=4)
     ap.add_argument("--file-rows", type=int, default=8)
+    ap.add_argument("--client", choices=("http", "gradio"), default="http", help="how visitors call /probe")
+    ap.add_argument("--pairs", choices=("blimp", "fixed"), default="blimp", help="the pairs visitors probe")
     args = ap.parse_args()
+    pairs = pair_pool(args.pairs)
     methods = None if args.methods == "all" else [m for m in args.methods.split(",") if m]
     with tempfile.TemporaryDirectory() as tmp:
         proc = None
@@ -209,17 +240,19 @@ def main() -> int:
             if args.mixed:
                 warm.predict(*PAIRS[1], args.model, None, api_name="/probe")  # every method's first-use costs
                 res = mixed(url, args.clients, args.probes, args.model, methods, args.deadline, args.file_jobs,
-                            args.file_rows, Path(tmp))
+                            args.file_rows, Path(tmp), args.client, pairs)
             else:
-                res = run(url, args.clients, args.probes, args.model, methods, args.deadline)
+                res = run(url, args.clients, args.probes, args.model, methods, args.deadline, args.client, pairs)
         finally:
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=30)
-    res.update(model=args.model, methods=args.methods, cpus=os.cpu_count(), load_average=[round(x, 2) for x in os.getloadavg()])
+    res.update(model=args.model, methods=args.methods, client=args.client, pairs=args.pairs, cpus=os.cpu_count(),
+               load_average=[round(x, 2) for x in os.getloadavg()])
     if args.mixed:
         a, w = res["alone"], res["with_files"]
-        print(f"mixed load test · {args.clients} clients x {args.probes} probes · {res['model']} · methods {res['methods']}"
+        print(f"mixed load test · {args.clients} clients ({args.client}, {args.pairs} pairs) x {args.probes} probes · "
+              f"{res['model']} · methods {res['methods']}"
               f" · {args.file_jobs} file jobs x {args.file_rows} rows, every method")
         print(f"  probes alone:           p50 {a['p50_s']} s, p95 {a['p95_s']} s, max {a['max_s']} s ({a['n']} probes)")
         print(f"  probes beside the files: p50 {w['p50_s']} s, p95 {w['p95_s']} s, max {w['max_s']} s ({w['n']} probes "
@@ -234,7 +267,8 @@ def main() -> int:
         ok = (res["answered"] == res["requests"] and a["errors"] == 0 and w["errors"] == 0
               and all(r.get("ok") for r in res["file_jobs"]))
         return 0 if ok else 1
-    print(f"load test · {res['clients']} clients x {res['probes_each']} probes · {res['model']} · methods {res['methods']}")
+    print(f"load test · {res['clients']} clients ({args.client}, {args.pairs} pairs) x {res['probes_each']} probes · "
+          f"{res['model']} · methods {res['methods']}")
     print(f"  answered {res['answered']}/{res['requests']}, errors {res['errors']}, {res['wall_s']} s, "
           f"{res['requests_per_s']} requests/s")
     print(f"  latency p50 {res['p50_s']} s, p95 {res['p95_s']} s, max {res['max_s']} s")

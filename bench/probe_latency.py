@@ -70,10 +70,12 @@ def start(threads: int | None, log: Path, preload: bool = False) -> tuple[subpro
     raise SystemExit("the app did not start within 300 s")
 
 
-def http_probe(url: str, good: str, bad: str, model: str, methods) -> dict:
-    """One /probe call through Gradio's HTTP API: POST the inputs, then read the event stream."""
+def http_probe(url: str, good: str, bad: str, model: str, methods, session: str | None = None) -> dict:
+    """One /probe call through Gradio's HTTP API: POST the inputs, then read the event stream.
+    session: a visitor's session hash, kept across its calls as a browser or gradio_client does
+    (None: a new session each call, as a bare curl gets)."""
     base = url + "gradio_api/call/probe"
-    body = json.dumps({"data": [good, bad, model, methods]}).encode()
+    body = json.dumps({"data": [good, bad, model, methods], "session_hash": session}).encode()
     req = urllib.request.Request(base, data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=300) as r:
         event_id = json.load(r)["event_id"]

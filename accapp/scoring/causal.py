@@ -39,6 +39,11 @@ from accapp.scoring.tokens import common_prefix_len, vocabulary_id
 
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
+# A pass's fixed cost in tokens' worth of work: SmolLM2 on 2 CPU threads, about 40 ms a pass plus 1.1 ms a
+# token, and the vocabulary projections each pass makes (docs/performance.md). Padding cheaper than that joins a pass.
+PASS_COST_TOKENS = 64
+# Word-boundary logits held at once (floats): 2^24 = 64 MB, 341 rows of SmolLM2's vocabulary, 64 of Gemma's.
+BOUNDARY_LOGITS = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,7 @@ class CausalScorer:
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}
         self._boundary: dict | None = None  # the word-boundary masks, built on first use
+        self._masks: tuple | None = None  # the same, stacked for streamed_target_logprobs
         self.sentence_start = self.convention.sentence_start(conventions.family_name(lm.spec))
         # What tokenizer(text) puts before a text's own tokens (the authors' prompts get exactly this).
         full = self.tokenizer("a", add_special_tokens=True)["input_ids"]
@@ -169,13 +175,17 @@ class CausalScorer:
         return self.auto_prefix + tuple(ids) if self.auto_prefix else tuple(ids)
 
     # ---- model pieces --------------------------------------------------------------
-    def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
-        """log p(targets[i] | hidden[rows[i]]) (rows default: i), float32; see streamed_target_logprobs."""
+    def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None,
+                     mask_of: torch.Tensor | None = None):
+        """log p(targets[i] | hidden[rows[i]]) (rows default: i), float32; see streamed_target_logprobs.
+        mask_of (a word-boundary mask index per hidden row, -1: none, see _mask_table): also each
+        row's log-mass inside and outside its mask, (N, 2), from the same projection."""
         self.stats["head_rows"] += hidden.shape[0]
         if rows is None:
             rows = torch.arange(hidden.shape[0])
+        masks = self._mask_table()[0] if mask_of is not None else None
         return streamed_target_logprobs(hidden, self._project, self._vocab, rows, targets, self._softcap,
-                                        self.head_chunk_rows, self._vocab_chunk)
+                                        self.head_chunk_rows, self._vocab_chunk, masks, mask_of)
 
     def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
@@ -230,16 +240,20 @@ class CausalScorer:
         return out
 
     def _batches(self, seqs: list[tuple[int, ...]], shared: list[int]):
-        """Index batches of similar own length (length buckets: padding stays under ~30%);
-        templates may mix in a batch."""
+        """Index batches of similar own length (length buckets: padding stays under ~30%, or under
+        PASS_COST_TOKENS padded tokens, which cost less than another pass); templates may mix in a batch."""
         own = [len(s) - p for s, p in zip(seqs, shared)]
         order = sorted(range(len(seqs)), key=lambda i: (own[i], shared[i], seqs[i]))
         batch: list[int] = []
+        tokens = 0
         for i in order:
-            if batch and (len(batch) == self.batch_size or own[i] > max(1.3 * own[batch[0]], own[batch[0]] + 3)):
+            similar = own[i] <= max(1.3 * own[batch[0]], own[batch[0]] + 3) if batch else True
+            cheap = (len(batch) + 1) * own[i] - tokens - own[i] <= PASS_COST_TOKENS
+            if batch and (len(batch) == self.batch_size or not (similar or cheap)):
                 yield batch
-                batch = []
+                batch, tokens = [], 0
             batch.append(i)
+            tokens += own[i]
         if batch:
             yield batch
 
@@ -418,6 +432,7 @@ class CausalScorer:
             extra: dict = {}
             rows, targets, scored = [], [], []
             asked, last = [], []
+            bounded: list[tuple[int, torch.Tensor]] = []  # (sequence, its rows): log P(B) wanted
             for i, node, own, pr in zip(idx, nodes, ids, prefixes):
                 if answers[i] is not None:
                     asked.append(i)
@@ -425,7 +440,7 @@ class CausalScorer:
                     continue
                 scored.append((i, own, pr))
                 if boundaries[i] is not None and pr is None and len(node) == len(boundaries[i]):
-                    boundary_out[i] = self._boundary_values(flat[node], boundaries[i])
+                    bounded.append((i, node))
                 if pr is None:  # the row starts with the start token: score from its 2nd token
                     rows.append(node[:-1])
                     targets.append(own[1:])
@@ -437,9 +452,27 @@ class CausalScorer:
                     targets.append(own)
             if scored:
                 wanted = torch.cat(rows)
-                uniq, inverse = torch.unique(wanted, return_inverse=True)
+                # Rows whose word-boundary mass is wanted join the projection that scores the tokens.
+                kinds = [kind for i, _ in bounded for kind in boundaries[i]]
+                brows = torch.cat([node for _, node in bounded]) if bounded else wanted[:0]
+                uniq, inverse = torch.unique(torch.cat([wanted, brows]), return_inverse=True)
                 source = torch.cat([flat] + [h for _, h in extra.values()]) if extra else flat
-                flat_lp = self._logprobs_of(source[uniq], torch.cat(targets), inverse).numpy()
+                if bounded:
+                    index = self._mask_table()[1]
+                    mask_of = torch.full((len(uniq),), -1, dtype=torch.long)
+                    mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in kinds], dtype=torch.long)
+                    lp_t, mass = self._logprobs_of(source[uniq], torch.cat(targets), inverse[: len(wanted)], mask_of)
+                    m = mass[inverse[len(wanted):]].double().numpy()
+                    has = np.array([bool(k) for k in kinds])
+                    vals = np.zeros(len(kinds))  # 0.0: every token begins a word there
+                    vals[has] = -np.logaddexp(0.0, m[has, 1] - m[has, 0])
+                    at = 0
+                    for i, node in bounded:
+                        boundary_out[i] = vals[at : at + len(node)]
+                        at += len(node)
+                else:
+                    lp_t = self._logprobs_of(source[uniq], torch.cat(targets), inverse)
+                flat_lp = lp_t.numpy()
                 pos = 0
                 for i, own, pr in scored:
                     k = len(own) - 1 if pr is None else len(own)
@@ -468,6 +501,14 @@ class CausalScorer:
             self._boundary = {k: torch.from_numpy(m) for k, m in masks.items()}
         return self._boundary
 
+    def _mask_table(self) -> tuple[torch.Tensor, dict[str, int]]:
+        """The boundary masks stacked, (K, V) bool, and each kind's row in it (built once)."""
+        if self._masks is None:
+            masks = self.boundary_masks()
+            kinds = sorted(masks)
+            self._masks = (torch.stack([masks[k] for k in kinds]), {k: n for n, k in enumerate(kinds)})
+        return self._masks
+
     def _boundary_values(self, hidden: torch.Tensor, kinds: list[str]) -> np.ndarray:
         """log P(B) at each row of hidden (one row per position k = 0..n, predicting the token
         after it), B chosen by the kind of the character before (kinds[k]; '' = every token
@@ -475,17 +516,22 @@ class CausalScorer:
         -log(1 + P(not B)/P(B)) from the two logsumexps, so a P(B) near 1 keeps its precision."""
         masks = self.boundary_masks()
         vals = np.zeros(len(kinds), dtype=np.float64)
-        for kind in sorted({k for k in kinds if k}):
-            ks = [k for k, kk in enumerate(kinds) if kk == kind]
-            rows = torch.tensor(ks, device=hidden.device)
-            logits = self._project(hidden[rows], 0, self._vocab).float()
+        needed = [k for k, kind in enumerate(kinds) if kind]
+        chunk = max(1, BOUNDARY_LOGITS // self._vocab)  # rows a projection: its logits stay within BOUNDARY_LOGITS floats
+        for a in range(0, len(needed), chunk):
+            part = needed[a : a + chunk]
+            # One projection for the rows of every kind (it reads the whole head; the masks only select).
+            logits = self._project(hidden[torch.tensor(part, device=hidden.device)], 0, self._vocab).float()
             if self._softcap:
                 logits = torch.tanh(logits / self._softcap) * self._softcap
-            mask = masks[kind].to(logits.device)
-            inside = torch.logsumexp(logits[:, mask], dim=-1).double().cpu().numpy()
-            outside = (torch.logsumexp(logits[:, ~mask], dim=-1).double().cpu().numpy()
-                       if not bool(mask.all()) else np.full(len(ks), -np.inf))
-            vals[ks] = -np.logaddexp(0.0, outside - inside)
+            for kind in sorted({kinds[k] for k in part}):
+                sel = [j for j, k in enumerate(part) if kinds[k] == kind]
+                sub = logits[torch.tensor(sel, device=logits.device)]
+                mask = masks[kind].to(logits.device)
+                inside = torch.logsumexp(sub[:, mask], dim=-1).double().cpu().numpy()
+                outside = (torch.logsumexp(sub[:, ~mask], dim=-1).double().cpu().numpy()
+                           if not bool(mask.all()) else np.full(len(sel), -np.inf))
+                vals[[part[j] for j in sel]] = -np.logaddexp(0.0, outside - inside)
         return vals
 
     @torch.inference_mode()
