@@ -55,3 +55,43 @@ def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
         for a, b in zip(result.scores, alone.scores):
             assert a.verdict == b.verdict
             assert a.score_good == pytest.approx(b.score_good, rel=1e-5)
+
+
+def test_visitors_probing_one_after_another_keep_sharing_engine_calls(smollm, blimp):
+    """Visitors who send their next probe as soon as the last is answered keep being batched: a
+    caller answered by another's batch stops waiting for the model at once (before, it waited for
+    the model in turn, holding back its next probe, and the batches shrank to one probe each)."""
+    from accapp.engine import build_engine
+    from accapp.ui.state import AppState
+
+    state = AppState()
+    engine = build_engine(smollm.spec.id, lm=smollm)
+    state.register_engine(smollm.spec.id, engine)
+    calls = []
+    real = engine.score_pairs
+
+    def counted(pairs, *args, **kwargs):  # instrumentation only: the real engine call runs
+        calls.append(len(pairs))
+        return real(pairs, *args, **kwargs)
+
+    engine.score_pairs = counted
+    visitors, rounds = 6, 4
+    pairs = list(zip(blimp.good.head(visitors * rounds), blimp.bad.head(visitors * rounds)))
+    answers: dict = {}
+    gate = threading.Barrier(visitors)
+
+    def visitor(k):
+        gate.wait()
+        for j in range(rounds):
+            good, bad = pairs[k * rounds + j]
+            answers[k * rounds + j] = state.probe_stage(smollm.spec.id, good, bad, ["lp"], True)
+
+    threads = [threading.Thread(target=visitor, args=(k,)) for k in range(visitors)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(answers) == len(pairs) and sum(calls) == len(pairs)
+    assert all(answers[i][0].pair.good == good for i, (good, _) in enumerate(pairs))
+    # One call a round for the batch, and maybe one for a visitor that came a moment late.
+    assert len(calls) <= 2 * rounds, calls

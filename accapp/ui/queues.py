@@ -2,7 +2,9 @@
 scored (issue 22). Settings are environment variables; the defaults suit a small CPU Space.
 
 - ``PROBE_QUEUE``: probes, prompts, the ``/probe`` API, ``ACCAPP_PROBE_CONCURRENCY`` at once
-  (default ``ACCAPP_CONCURRENCY``, 4; also the limit of every other event, Explore's included).
+  (16, the most probes one engine call scores together, ``ACCAPP_PROBE_BATCH``: with fewer, waiting
+  probes cannot join a batch; also the limit of every other event, Explore's included). They
+  still take the model one batch at a time (:mod:`accapp.ui.state`).
 - ``FILE_QUEUE``: file jobs, ``ACCAPP_FILE_CONCURRENCY`` at once (2); at most
   ``ACCAPP_FILE_QUEUE_MAX`` (8) waiting, and ``ACCAPP_FILE_JOBS_PER_VISITOR`` (1) queued or running
   per visitor (Gradio session): another is refused at once, with where the first one stands.
@@ -35,8 +37,8 @@ def setting(name: str, default: int, minimum: int = 1) -> int:
     return max(minimum, value)
 
 
-CONCURRENCY = setting("ACCAPP_CONCURRENCY", 4)  # every event without a queue of its own
-PROBE_CONCURRENCY = setting("ACCAPP_PROBE_CONCURRENCY", CONCURRENCY)
+# As many as a batch holds (state.PROBE_BATCH): fewer at once caps the batches (figures: docs/performance.md).
+PROBE_CONCURRENCY = setting("ACCAPP_PROBE_CONCURRENCY", setting("ACCAPP_CONCURRENCY", 16))
 FILE_CONCURRENCY = setting("ACCAPP_FILE_CONCURRENCY", 2)
 FILE_QUEUE_MAX = setting("ACCAPP_FILE_QUEUE_MAX", 8, minimum=0)
 FILE_JOBS_PER_VISITOR = setting("ACCAPP_FILE_JOBS_PER_VISITOR", 1)

@@ -65,17 +65,26 @@ class PrioritySlots:
         self._waiting = [0, 0]
         self._cond = threading.Condition()
 
-    def acquire(self, priority: int = INTERACTIVE, timeout: float | None = None) -> bool:
+    def acquire(self, priority: int = INTERACTIVE, timeout: float | None = None, unless=None) -> bool:
+        """Take a slot (False after timeout seconds without one, or as soon as unless() is true:
+        a batched probe whose answer came from another caller's batch stops waiting; see wake)."""
         with self._cond:
             self._waiting[priority] += 1
             try:
-                ok = self._cond.wait_for(lambda: self._free > 0 and not any(self._waiting[:priority]), timeout)
-                if ok:
-                    self._free -= 1
-                return ok
+                ok = self._cond.wait_for(lambda: (unless is not None and unless())
+                                         or (self._free > 0 and not any(self._waiting[:priority])), timeout)
+                if not ok or (unless is not None and unless()):
+                    return False
+                self._free -= 1
+                return True
             finally:
                 self._waiting[priority] -= 1
                 self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Let waiters look at their unless() again."""
+        with self._cond:
+            self._cond.notify_all()
 
     def release(self) -> None:
         with self._cond:
@@ -192,14 +201,17 @@ class AppState:
         # Through the pool for both kinds (load_model loads any), so unload() frees the weights.
         return build_engine(model_id, lm=self.pool.get(model_id))
 
-    def with_engine(self, model_id: str, fn, *args, **kwargs):
+    def with_engine(self, model_id: str, fn, *args, unless=None, **kwargs):
         """fn(engine, *args, **kwargs) in one of the model's slots, on the model thread (the
-        model loads on first use): how probes and prompts reach a model, ahead of file steps."""
+        model loads on first use): how probes and prompts reach a model, ahead of file steps.
+        unless: stop waiting for a slot, and return None, once unless() is true."""
         with self._lock:
             self._interactive += 1
             self._last_interactive = time.monotonic()
         try:
-            with self.model_slot(model_id):
+            with self.model_slot(model_id, unless=unless) as held:
+                if not held:
+                    return None
                 engine = self.engine(model_id)
                 return self.compute(fn, engine, *args, **kwargs)
         finally:
@@ -230,10 +242,14 @@ class AppState:
                 raise  # on through model_slot, which unloads a model that ran out of memory
             for (_, future), answer in zip(taken, answers):
                 (future.set_exception if isinstance(answer, BaseException) else future.set_result)(answer)
+            slots.wake()  # the callers answered here stop waiting for the model and send their next probe
 
+        # A caller answered by another's batch must not wait for the model in turn: it would hold
+        # back its visitor's next probe, and the batches shrink to one probe each.
+        slots = self._slot(model_id)
         try:
             while not mine.done():
-                self.with_engine(model_id, drain)
+                self.with_engine(model_id, drain, unless=mine.done)
         except BaseException:  # the model could not be had (not loadable, out of memory): take the stage back
             with self._lock:
                 queue = self._waiting_probes.get(model_id, [])
@@ -273,9 +289,9 @@ class AppState:
             return self._slots.setdefault(model_id, PrioritySlots(PER_MODEL))
 
     @contextlib.contextmanager
-    def model_slot(self, model_id: str, priority: int = INTERACTIVE, timeout: float | None = None):
+    def model_slot(self, model_id: str, priority: int = INTERACTIVE, timeout: float | None = None, unless=None):
         """Hold one of the model's concurrency slots while scoring with it (ModelBusy after
-        ``timeout`` seconds without one).
+        ``timeout`` seconds without one); yields True, or False without a slot once unless() is true.
 
         A model that runs out of memory or hits a device (CUDA) error is unloaded before the
         error goes on to become a message: its caches may hold half a batch, and on a GPU the
@@ -285,10 +301,13 @@ class AppState:
         from accapp.service.score_file import ModelBusy
 
         slots = self._slot(model_id)
-        if not slots.acquire(priority, timeout):
+        if not slots.acquire(priority, timeout, unless):
+            if unless is not None and unless():
+                yield False
+                return
             raise ModelBusy(model_id)
         try:
-            yield
+            yield True
         except Exception as exc:
             if is_oom(exc) or is_device_error(exc):
                 self.unload(model_id)
