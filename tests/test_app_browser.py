@@ -96,7 +96,10 @@ def upload(page, elem, path, tries=3):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     for attempt in range(tries):
-        page.set_input_files(f"{elem} input[type=file]", str(path))
+        # Only while the drop zone is there: a file that took, however late, replaces it (and
+        # waiting for an input that is gone timed out in CI once).
+        if page.locator(f"{elem} input[type=file]").count():
+            page.set_input_files(f"{elem} input[type=file]", str(path))
         try:
             page.wait_for_function(f"() => document.querySelector('{elem}')?.innerText.includes('{path.name}')",
                                    timeout=30_000)
