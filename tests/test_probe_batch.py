@@ -12,7 +12,9 @@ from accapp.errors import UserError
 from accapp.service.probe import probe_stage
 
 
-def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
+def counted_state(smollm):
+    """An AppState with SmolLM2's engine whose score_pairs records each call's number of pairs:
+    (state, engine, calls, the real score_pairs)."""
     from accapp.engine import build_engine
     from accapp.ui.state import AppState
 
@@ -27,6 +29,11 @@ def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
         return real(pairs, *args, **kwargs)
 
     engine.score_pairs = counted
+    return state, engine, calls, real
+
+
+def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
+    state, engine, calls, real = counted_state(smollm)
     pairs = list(zip(blimp.good.head(12), blimp.bad.head(12))) + [("", "A cat sleeps.")]
     answers: dict = {}
     gate = threading.Barrier(len(pairs))
@@ -61,20 +68,7 @@ def test_visitors_probing_one_after_another_keep_sharing_engine_calls(smollm, bl
     """Visitors who send their next probe as soon as the last is answered keep being batched: a
     caller answered by another's batch stops waiting for the model at once (before, it waited for
     the model in turn, holding back its next probe, and the batches shrank to one probe each)."""
-    from accapp.engine import build_engine
-    from accapp.ui.state import AppState
-
-    state = AppState()
-    engine = build_engine(smollm.spec.id, lm=smollm)
-    state.register_engine(smollm.spec.id, engine)
-    calls = []
-    real = engine.score_pairs
-
-    def counted(pairs, *args, **kwargs):  # instrumentation only: the real engine call runs
-        calls.append(len(pairs))
-        return real(pairs, *args, **kwargs)
-
-    engine.score_pairs = counted
+    state, engine, calls, real = counted_state(smollm)
     visitors, rounds = 6, 4
     pairs = list(zip(blimp.good.head(visitors * rounds), blimp.bad.head(visitors * rounds)))
     answers: dict = {}

@@ -42,8 +42,6 @@ MIN_SHARED_PREFIX = 4
 # A pass's fixed cost in tokens' worth of work: SmolLM2 on 2 CPU threads, about 40 ms a pass plus 1.1 ms a
 # token, and the vocabulary projections each pass makes (docs/performance.md). Padding cheaper than that joins a pass.
 PASS_COST_TOKENS = 64
-# Word-boundary logits held at once (floats): 2^24 = 64 MB, 341 rows of SmolLM2's vocabulary, 64 of Gemma's.
-BOUNDARY_LOGITS = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -516,22 +514,17 @@ class CausalScorer:
         -log(1 + P(not B)/P(B)) from the two logsumexps, so a P(B) near 1 keeps its precision."""
         masks = self.boundary_masks()
         vals = np.zeros(len(kinds), dtype=np.float64)
-        needed = [k for k, kind in enumerate(kinds) if kind]
-        chunk = max(1, BOUNDARY_LOGITS // self._vocab)  # rows a projection: its logits stay within BOUNDARY_LOGITS floats
-        for a in range(0, len(needed), chunk):
-            part = needed[a : a + chunk]
-            # One projection for the rows of every kind (it reads the whole head; the masks only select).
-            logits = self._project(hidden[torch.tensor(part, device=hidden.device)], 0, self._vocab).float()
+        for kind in sorted({k for k in kinds if k}):
+            ks = [k for k, kk in enumerate(kinds) if kk == kind]
+            rows = torch.tensor(ks, device=hidden.device)
+            logits = self._project(hidden[rows], 0, self._vocab).float()
             if self._softcap:
                 logits = torch.tanh(logits / self._softcap) * self._softcap
-            for kind in sorted({kinds[k] for k in part}):
-                sel = [j for j, k in enumerate(part) if kinds[k] == kind]
-                sub = logits[torch.tensor(sel, device=logits.device)]
-                mask = masks[kind].to(logits.device)
-                inside = torch.logsumexp(sub[:, mask], dim=-1).double().cpu().numpy()
-                outside = (torch.logsumexp(sub[:, ~mask], dim=-1).double().cpu().numpy()
-                           if not bool(mask.all()) else np.full(len(sel), -np.inf))
-                vals[[part[j] for j in sel]] = -np.logaddexp(0.0, outside - inside)
+            mask = masks[kind].to(logits.device)
+            inside = torch.logsumexp(logits[:, mask], dim=-1).double().cpu().numpy()
+            outside = (torch.logsumexp(logits[:, ~mask], dim=-1).double().cpu().numpy()
+                       if not bool(mask.all()) else np.full(len(ks), -np.inf))
+            vals[ks] = -np.logaddexp(0.0, outside - inside)
         return vals
 
     @torch.inference_mode()
