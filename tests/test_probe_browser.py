@@ -84,10 +84,13 @@ def test_attractor_pair_on_two_models_side_by_side(page):
         page.wait_for_selector(f"#{plot} .js-plotly-plot")
     ticks = page.eval_on_selector_all("#probe-surprisal .xtick text", "ts => ts.map(t => t.textContent)")
     assert "cabinets" in ticks
-    # A/B prompting answers "A" to nearly every BLiMP prompt for both models: flagged, no vote
+    # A/B prompting is flagged and gets no vote on both models, each for its own measured reason:
+    # SmolLM2 answers "A" to nearly every BLiMP prompt; Gemma (the authors' answer reading, 67 % "A")
+    # is right on 50.6 % of BLiMP pairs, an interval that includes chance
+    why = {"probe-votes": "unreliable: answers A to 99.", "probe-votes-2": "includes chance, 50 %"}
     for votes in ("probe-votes", "probe-votes-2"):
         ab = next(r for r in vote_rows(page, votes) if r[0].startswith("A/B prompting"))
-        assert "not counted" in ab[1] and "unreliable: answers A to 99." in ab[5]
+        assert "not counted" in ab[1] and "unreliable" in ab[5] and why[votes] in ab[5], ab
         lp = next(r for r in vote_rows(page, votes) if r[0].startswith("LP"))
         assert lp[5].endswith("%") and "unreliable" not in lp[5]
     diff = page.inner_text("#probe-diff")
