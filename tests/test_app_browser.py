@@ -116,6 +116,9 @@ def test_probe_casserole_pair(page):
     assert "LP prefers the acceptable sentence by 5.1 bits; most of the difference is at “disgusts”." in summary
     assert "One vote per method" in summary
     page.get_by_text("Every judgment: each template and answer order").click()
+    # the accordion's table renders after the click: read it once its LP row is there (read at once, it was empty once)
+    page.wait_for_function("() => [...document.querySelectorAll('#probe-table [role=row]')]"
+                           ".some(r => r.querySelector('[role=gridcell], td')?.innerText.trim() === 'LP')")
     rows = table_rows(page, "probe-table")
     by = {(r[0], r[1], r[2]): r for r in rows}
     lp = by[("LP", "-", "")]
