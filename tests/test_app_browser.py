@@ -58,12 +58,17 @@ def textbox(page, elem_id):
     return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
 
 
-def table_rows(page, elem_id):
-    """Rendered rows of a Gradio Dataframe (it is virtualised: the rows in view) as lists of cell texts."""
-    return page.eval_on_selector_all(
-        f"#{elem_id} [role=row]",
-        "trs => trs.map(tr => Array.from(tr.querySelectorAll('[role=gridcell], td')).map(td => td.innerText.trim()))"
-        ".filter(r => r.length)")
+ROWS_JS = ("trs => trs.map(tr => Array.from(tr.querySelectorAll('[role=gridcell], td')).map(td => td.innerText.trim()))"
+           ".filter(r => r.length)")
+
+
+def table_rows(page, elem_id, having: str | None = None):
+    """Rendered rows of a Gradio Dataframe (it is virtualised: the rows in view) as lists of cell texts;
+    with `having`, first waits for a row whose first cell reads so (a table drawn after a click)."""
+    if having is not None:
+        page.wait_for_function(f"([h]) => ({ROWS_JS})([...document.querySelectorAll('#{elem_id} [role=row]')])"
+                               ".some(r => r[0] === h)", arg=[having])
+    return page.eval_on_selector_all(f"#{elem_id} [role=row]", ROWS_JS)
 
 
 def row_count(page, elem_id) -> int:
@@ -116,10 +121,7 @@ def test_probe_casserole_pair(page):
     assert "LP prefers the acceptable sentence by 5.1 bits; most of the difference is at “disgusts”." in summary
     assert "One vote per method" in summary
     page.get_by_text("Every judgment: each template and answer order").click()
-    # the accordion's table renders after the click: read it once its LP row is there (read at once, it was empty once)
-    page.wait_for_function("() => [...document.querySelectorAll('#probe-table [role=row]')]"
-                           ".some(r => r.querySelector('[role=gridcell], td')?.innerText.trim() === 'LP')")
-    rows = table_rows(page, "probe-table")
+    rows = table_rows(page, "probe-table", having="LP")  # drawn after the click (read at once, it was empty once)
     by = {(r[0], r[1], r[2]): r for r in rows}
     lp = by[("LP", "-", "")]
     assert float(lp[3]) > float(lp[4]) and lp[7].startswith("prefers good") and lp[6] == "bits"
