@@ -114,7 +114,10 @@ def test_a_killed_driver_resumes_losing_and_duplicating_nothing(ray, serial_run,
         driver = subprocess.Popen(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 180
-        while not list(tmp_path.rglob("*.parquet")):  # the first block is written: kill the driver
+        manifest = tmp_path / MODEL / "blimp" / "manifest.json"
+        # The manifest takes compute_seconds once a whole block's units are written: kill the driver
+        # then (a kill between a block's unit files would leave its pairs to score again).
+        while not (manifest.exists() and "compute_seconds" in json.loads(manifest.read_text())):
             assert driver.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
             time.sleep(0.05)

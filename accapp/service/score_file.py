@@ -323,6 +323,7 @@ def scored_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run,
                 planner.measured(bundle, len(chunk), seconds)
                 for n, r in enumerate(out):
                     parts[n].append(r)
+                yield done, total  # a step is one bundle: Stop and probes wait for one bundle at most
             for (i, _), pair_parts in zip(chunk, parts):
                 results[i] = _merge(pair_parts, order)
         except Exception:  # noqa: BLE001 - redo the chunk pair by pair to pin the failure on its row
