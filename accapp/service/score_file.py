@@ -333,6 +333,7 @@ def scored_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run,
                     for n_group, group in enumerate(groups):
                         out, _ = yield from _call(run, _score_timed, [p], group, words and n_group == 0, waiting=(done, total))
                         pair_parts.append(out[0])
+                        yield done, total  # here too a step is one call
                     results[i] = _merge(pair_parts, order)
                 except Exception as exc:  # noqa: BLE001
                     errors[i] = message_of(exc)
