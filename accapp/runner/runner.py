@@ -75,7 +75,32 @@ def _versions() -> dict:
     import accapp
 
     return {"accapp": accapp.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
-            "python": platform.python_version()}
+            "python": platform.python_version(), "commit": _commit()}
+
+
+def _commit() -> str | None:
+    """The code's git commit: ACCAPP_COMMIT where the code travels without its .git (a GPU
+    machine), else the checkout's HEAD; None when neither is known."""
+    if os.environ.get("ACCAPP_COMMIT"):
+        return os.environ["ACCAPP_COMMIT"]
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _where(engine) -> dict:
+    """The device a run's engine scores on ({} for an engine without a loaded model)."""
+    from accapp.models.device import describe_device
+
+    lm = getattr(engine, "lm", None)
+    if lm is None or not hasattr(lm, "device"):
+        return {}
+    where = describe_device(lm)
+    return {"device": where["device"], "gpu": where["gpu"]}
 
 
 @dataclass(frozen=True)
@@ -115,7 +140,7 @@ def describe(engine, methods, language: str | None = None) -> dict:
         "templates": {m.id: m.templates(ctx) for m in resolved}, "template_sources": {m.id: m.source for m in resolved},
         "dtype": getattr(engine.lm, "dtype", None), "quantization": getattr(engine.lm, "quantization", None),
         "in_template_scope": getattr(engine, "in_template_scope", None), "versions": _versions(),
-        "convention": engine.convention.id,
+        "convention": engine.convention.id, **_where(engine),
     }
 
 
@@ -210,7 +235,7 @@ class BenchmarkRun:
             "template_sources": info["template_sources"], "per_paradigm": per_paradigm, "seed": seed,
             "block_size": block_size, "dtype": info["dtype"], "quantization": info["quantization"],
             "in_template_scope": info["in_template_scope"], "versions": info["versions"],
-            "convention": info["convention"],
+            "convention": info["convention"], "device": info.get("device"), "gpu": info.get("gpu"),
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }
         if self.manifest_path.exists():

@@ -93,9 +93,9 @@ class CausalScorer:
     def __init__(
         self,
         lm: LoadedModel,
-        batch_size: int = 64,  # strings a pass (chosen by measurement: docs/performance.md)
+        batch_size: int | None = None,  # strings a pass; None: 64 on the CPU (docs/performance.md), from free memory on a GPU
         share_prefix: bool = True,
-        head_chunk_rows: int = 512,  # rows per vocabulary projection (docs/performance.md)
+        head_chunk_rows: int | None = None,  # rows per vocabulary projection; None: 512 on the CPU, from free memory on a GPU
         prefix_cache_size: int = 128,
         row_tokens: int = ROW_TOKENS,
         pass_tokens_per_string: int = 32,
@@ -112,9 +112,7 @@ class CausalScorer:
         self.model = lm.model
         self.tokenizer = lm.tokenizer
         self.start_id = lm.start_id
-        self.batch_size = batch_size
         self.share_prefix = share_prefix
-        self.head_chunk_rows = head_chunk_rows
         self._encode_cache: dict[str, Encoded] = {}
         self._prefix_cache: OrderedDict = OrderedDict()
         self._decoder = self.model.base_model
@@ -131,6 +129,13 @@ class CausalScorer:
         else:
             self._project, self._vocab_chunk = (lambda h, start, stop: self._head(h).float()), None
         self.device = next(self.model.parameters()).device
+        self.pass_size = None  # a GPU's choice (accapp/scoring/pass_size.py), kept for provenance and benchmarks
+        if self.device.type == "cuda" and (batch_size is None or head_chunk_rows is None):
+            from accapp.scoring.pass_size import for_cuda
+
+            self.pass_size = for_cuda(self.model, self._vocab, pass_tokens_per_string, row_tokens, self.device)
+        self.batch_size = batch_size or (self.pass_size.batch_size if self.pass_size else 64)
+        self.head_chunk_rows = head_chunk_rows or (self.pass_size.head_rows if self.pass_size else 512)
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}
@@ -195,7 +200,7 @@ class CausalScorer:
         logits = self._head(hidden).float().gather(1, candidates)
         if self._softcap:
             logits = torch.tanh(logits / self._softcap) * self._softcap
-        return logits
+        return logits.cpu()
 
     def _prefix(self, prefix: tuple[int, ...]):
         """Last hidden state, per-layer KV and token log-probs of a template prefix.

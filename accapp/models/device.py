@@ -1,0 +1,16 @@
+"""Where a loaded model runs, in the words a results manifest and a provenance record use:
+the device, the GPU's name and memory, dtype and quantization."""
+
+from __future__ import annotations
+
+import torch
+
+
+def describe_device(lm) -> dict:
+    """{device, gpu, gpu_memory_gib, dtype, quantization} of a LoadedModel (gpu None on the CPU)."""
+    device = str(lm.device)
+    gpu, memory = None, None
+    if device.startswith("cuda") and torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(torch.device(device))
+        gpu, memory = props.name, round(props.total_memory / 1024**3, 1)
+    return {"device": device, "gpu": gpu, "gpu_memory_gib": memory, "dtype": lm.dtype, "quantization": lm.quantization}

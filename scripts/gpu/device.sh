@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# On the GPU machine: one step of issue 32's calls (docs/gpu.md lists them in order).
+#   stage K                 take chunk .gpu/cK in (scripts/gpu/stage.py); exits 3 on a fresh machine
+#   machine                 what the machine has -> $OUT/machine.json
+#   smoke                   the CUDA path on a tiny random model (scripts/gpu/smoke.py)
+#   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
+#   full-start MODEL BENCH  the whole benchmark, every method, fp32, in the background (setsid)
+#   full-status             the background runs' progress
+#   pause | resume          stop / continue the background runs (while timing something else)
+#   collect                 stop the background runs; their results -> $OUT/runs.tar.gz.NN (15 MB pieces)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} ACCAPP_CACHE=/tmp/accapp-cache PYTHONUNBUFFERED=1 \
+       HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false ACCAPP_COMMIT=${ACCAPP_COMMIT:-unknown}
+OUT=${OUT:-/tmp/out}
+RUNS=/tmp/runs
+step=$1; shift
+case $step in
+  stage)
+    python3 scripts/gpu/stage.py ".gpu/c$1" || exit $?
+    mkdir -p "$ACCAPP_CACHE/unigram" "$ACCAPP_CACHE/tokenizers/smollm2-135m-instruct"
+    cp -n /tmp/stage/files/*.npy "$ACCAPP_CACHE/unigram/" 2>/dev/null
+    cp -n /tmp/stage/files/smollm2-tokenizer/* "$ACCAPP_CACHE/tokenizers/smollm2-135m-instruct/" 2>/dev/null
+    true ;;
+  machine) python3 scripts/gpu/machine.py | tee "$OUT/machine.json"; nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv ;;
+  smoke) python3 scripts/gpu/smoke.py ;;
+  agree)
+    model=$1 bench=$2 n=$3; shift 3
+    dir=/tmp/agree-$model-$bench; mkdir -p "$dir"
+    python3 scripts/gpu/agree.py --model "$model" --benchmark "$bench" --pairs "$n" --out "$dir" "$@" 2>&1 \
+      | grep -v -E "Loading weights|de-quantizing|it/s\]$"
+    tar -cf "$OUT/agree-$model-$bench.tar" -C /tmp "agree-$model-$bench" ;;
+  full-start)
+    # PROCS processes, each on every PROCS-th paradigm, each into its own folder (merged on the CPU machine).
+    model=$1 bench=$2 procs=$3; shift 3
+    mkdir -p "$RUNS"
+    for k in $(seq 0 $((procs - 1))); do
+      paradigms=$(python3 -c "from accapp.runner.datasets import load_benchmark as l; p = sorted(l('$bench').paradigm.unique()); print(','.join(p[$k::$procs]))")
+      setsid nohup python3 -m accapp bench --model "$model" --benchmark "$bench" --methods all --dtype fp32 \
+        --block-size 1024 --threads 3 --paradigms "$paradigms" --out "$RUNS/$model-$bench-$k" "$@" \
+        > "/tmp/full-$model-$bench-$k.log" 2>&1 < /dev/null &
+    done
+    sleep 15; tail -c 300 "/tmp/full-$model-$bench-0.log" | tr '\r' '\n' | tail -2; echo ;;
+  full-status)
+    for f in /tmp/full-*.log; do echo "== $f"; tail -c 300 "$f" | tr '\r' '\n' | tail -2; done
+    echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
+  pause) pkill -STOP -f "accapp bench" && echo paused ;;
+  resume) pkill -CONT -f "accapp bench" && echo resumed ;;
+  collect)
+    pkill -CONT -f "accapp bench"; pkill -INT -f "accapp bench"; sleep 5; pkill -KILL -f "accapp bench"
+    for f in /tmp/full-*.log; do tail -c 2000 "$f" | tr '\r' '\n' | tail -5 > "$OUT/$(basename "$f")"; done
+    echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"
+    tar -czf /tmp/runs.tar.gz -C /tmp runs && split -b 15M -d /tmp/runs.tar.gz "$OUT/runs.tar.gz."
+    sha256sum /tmp/runs.tar.gz | tee "$OUT/runs.sha256"; ls -la "$OUT" ;;
+  *) echo "unknown step $step"; exit 2 ;;
+esac
