@@ -37,6 +37,8 @@ from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.tokens import common_prefix_len, vocabulary_id
 
+# The smallest pass and projection an out-of-memory retry goes down to.
+MIN_BATCH, MIN_HEAD_ROWS = 1, 16
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
 # A pass's fixed cost in tokens' worth of work: SmolLM2 on 2 CPU threads, about 40 ms a pass plus 1.1 ms a
@@ -129,6 +131,7 @@ class CausalScorer:
         else:
             self._project, self._vocab_chunk = (lambda h, start, stop: self._head(h).float()), None
         self.device = next(self.model.parameters()).device
+        self.memory_retries = 0  # passes halved after an out-of-memory error (_score_within_memory)
         self.pass_size = None  # a GPU's choice (accapp/scoring/pass_size.py), kept for provenance and benchmarks
         if self.device.type == "cuda" and (batch_size is None or head_chunk_rows is None):
             from accapp.scoring.pass_size import for_cuda
@@ -494,6 +497,22 @@ class CausalScorer:
                     results[i] = (logits if raw[i] else lps)[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
 
+    def _score_within_memory(self, *args):
+        """score(), halving the pass and the projection after an out-of-memory error: the sizes
+        were chosen from the memory free when the scorer was made, and another process or
+        visitor may hold some of it now (seen with 13 runs on one GPU, docs/gpu.md)."""
+        while True:
+            try:
+                return self.score(*args)
+            except torch.OutOfMemoryError:
+                if self.batch_size <= MIN_BATCH and self.head_chunk_rows <= MIN_HEAD_ROWS:
+                    raise
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                self.batch_size = max(MIN_BATCH, self.batch_size // 2)
+                self.head_chunk_rows = max(MIN_HEAD_ROWS, self.head_chunk_rows // 2)
+                self.memory_retries += 1
+
     # ---- word boundaries (accapp/scoring/boundary.py) ------------------------------------
     def boundary_masks(self) -> dict[str, torch.Tensor]:
         """B, the vocabulary items that begin a new word, one CPU bool mask per kind of last
@@ -635,7 +654,8 @@ class CausalScorer:
             raise ValueError("a causal LM answers SeqRequest, NextRequest and BoundaryRequest only (PLL needs a masked LM)")
         out: dict = {}
         # A sentence's word boundaries come from the pass that scores it: its SeqRequest joins.
-        seq_reqs += [SeqRequest((r.text,)) for r in bnd_reqs if SeqRequest((r.text,)) not in set(seq_reqs)]
+        have = set(seq_reqs)  # built once: a set built per item made this quadratic (docs/gpu.md)
+        seq_reqs += [SeqRequest((r.text,)) for r in bnd_reqs if SeqRequest((r.text,)) not in have]
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
         # pass and a projection at the answer position; others score the answer tokens.
@@ -658,7 +678,7 @@ class CausalScorer:
         kinds = {r.text: context_kinds(r.text, self.encode(r.text).offsets) for r in bnd_reqs}
         bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 else None for r in seq_reqs] + [None] * (len(seqs) - len(seq_reqs))
         found: dict = {}
-        lps = self.score(seqs, limits, answers, bounds, found, raw) if seqs else []
+        lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw) if seqs else []
         for r, lp, seq in zip(seq_reqs, lps, seqs):
             out[r] = self._seq_result(r, encoded[r], seq, lp)
         chained_lp: dict = {}
@@ -675,4 +695,5 @@ class CausalScorer:
         missing = [r for r in bnd_reqs if out[r] is None]  # a sentence that starts with the start token itself
         if missing:
             out.update(zip(missing, self.boundary_logprobs([r.text for r in missing])))
-        return {r: v for r, v in out.items() if r in set(requests)}
+        wanted = set(requests)
+        return {r: v for r, v in out.items() if r in wanted}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 PASS_SHARE = 0.3  # of the free GPU memory, for one pass's activations
 HEAD_SHARE = 0.1  # of the free GPU memory, for one chunk of full-vocabulary logits
 MIN_PASS_TOKENS, MAX_PASS_TOKENS = 2_048, 65_536
-MIN_HEAD_ROWS, MAX_HEAD_ROWS = 512, 8_192
+MIN_HEAD_ROWS, MAX_HEAD_ROWS = 64, 8_192
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,11 @@ case $step in
   full-status)
     for f in /tmp/full-*.log; do echo "== $f"; tail -c 300 "$f" | tr '\r' '\n' | tail -2; done
     echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
-  pause) pkill -STOP -f "accapp bench" && echo paused ;;
-  resume) pkill -CONT -f "accapp bench" && echo resumed ;;
+  # "[a]ccapp": the pattern never matches the calling shell, whose command line may name the runs.
+  pause) pkill -STOP -f "[a]ccapp bench" && echo paused ;;
+  resume) pkill -CONT -f "[a]ccapp bench" && echo resumed ;;
   collect)
-    pkill -CONT -f "accapp bench"; pkill -INT -f "accapp bench"; sleep 5; pkill -KILL -f "accapp bench"
+    pkill -CONT -f "[a]ccapp bench"; pkill -INT -f "[a]ccapp bench"; sleep 5; pkill -KILL -f "[a]ccapp bench"
     for f in /tmp/full-*.log; do tail -c 2000 "$f" | tr '\r' '\n' | tail -5 > "$OUT/$(basename "$f")"; done
     echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"
     tar -czf /tmp/runs.tar.gz -C /tmp runs && split -b 15M -d /tmp/runs.tar.gz "$OUT/runs.tar.gz."

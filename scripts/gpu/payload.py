@@ -83,7 +83,8 @@ def model_files(dest: Path) -> list[Path]:
     tok = dest / "smollm2-tokenizer"
     tok.mkdir(exist_ok=True)
     src = cache_root() / "models" / "smollm2-135m-instruct"
-    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"):
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json",
+                 "generation_config.json"):
         if (src / name).exists():
             shutil.copy(src / name, tok / name)
             out.append(tok / name)
