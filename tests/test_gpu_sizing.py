@@ -109,3 +109,22 @@ def test_run_manifest_says_where_it_ran(tiny_llama):
     assert info["device"] == "cpu" and info["gpu"] is None and info["dtype"] == "fp32"
     commit = info["versions"]["commit"]
     assert commit is None or len(commit) == 40  # the checkout's HEAD (None outside a git checkout)
+
+
+def test_rendered_prompts_are_kept_and_bounded(tiny_llama, monkeypatch):
+    from accapp.engine import Engine
+    from accapp.methods import prompting
+    from accapp.prompts import render_prompt
+    from accapp.scoring.causal import CausalScorer
+
+    engine = Engine(CausalScorer(tiny_llama), "en")
+    pair = Pair("The dogs bark.", "The dogs barks.")
+    engine.score_pairs([pair], ["ab_prompting", "yes_no_prob_comp", "meta_question_simple"])
+    ctx = engine.context("en")
+    memo = ctx.cache["rendered"]
+    assert memo  # each prompt rendered once, kept
+    for (chat, system, user, joiner), text in memo.items():  # the kept string is the render itself
+        assert text == render_prompt(ctx.tokenizer, chat, system, user, joiner)
+    monkeypatch.setattr(prompting, "RENDERED_MAX", 3)
+    engine.score_pairs([Pair("Cats sleep.", "Cats sleeps.")], ["ab_prompting"])
+    assert len(ctx.cache["rendered"]) <= 3

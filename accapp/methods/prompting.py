@@ -25,9 +25,27 @@ def _raw(ctx: Context) -> bool:
     return getattr(ctx.convention, "two_way", "softmax") == "raw_logit"
 
 
+# Prompts rendered and kept per context: a method asks for each prompt twice (its requests,
+# then its scores), and a chat template's Jinja render costs more than the rest of building a
+# request (docs/gpu.md). Bounded: cleared when full (~300 characters a prompt, ~6 MB).
+RENDERED_MAX = 20_000
+
+
+def _rendered(ctx: Context, chat: bool, system: str | None, user: str, joiner: str = " ") -> str:
+    """render_prompt, kept in ctx.cache (exactly the same string: nothing but the inputs decide it)."""
+    memo = ctx.cache.setdefault("rendered", {})
+    key = (chat, system, user, joiner)
+    text = memo.get(key)
+    if text is None:
+        if len(memo) >= RENDERED_MAX:
+            memo.clear()
+        text = memo[key] = render_prompt(ctx.tokenizer, chat, system, user, joiner)
+    return text
+
+
 def _render(ctx: Context, system: str | None, user: str) -> str:
     joiner = template_set("ide2025")["joiner"].get(ctx.language, " ")
-    return render_prompt(ctx.tokenizer, ctx.chat, system, user, joiner)
+    return _rendered(ctx, ctx.chat, system, user, joiner)
 
 
 HOLE = "\ue000"  # a private-use character no sentence or template contains
@@ -143,7 +161,7 @@ class MetaPrompt(Method):
         for k, v in fill.items():
             user = user.replace("{" + k + "}", v)
         if ctx.chat:
-            return render_prompt(ctx.tokenizer, True, None, user)
+            return _rendered(ctx, True, None, user)
         return user + spec["base_suffix"]
 
     def _judge(self, ctx, s):
