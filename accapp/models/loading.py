@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from accapp.errors import UserError
-from accapp.models import ModelSpec, get_spec
+from accapp.models import ModelSpec, get_spec, remember
 from accapp.models.cpu_speedups import speed_up_on_cpu
 from accapp.models.inspect import apply_findings
 from accapp.models.memory import estimate_from_config
@@ -247,6 +247,8 @@ def load_model(
     auto = AutoModelForMaskedLM if spec.kind == "masked" else AutoModelForCausalLM
     model, tokenizer = load_weights(auto, spec, where, dtype, quantization, device, extra)
     spec = apply_findings(spec, tokenizer)  # a model not in the registry: its conventions, found
+    if not spec.in_registry:
+        remember(spec)  # get_spec(id) now gives what was found (the app's warnings, labels)
     if spec.kind == "masked":
         start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
         return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)

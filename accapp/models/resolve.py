@@ -26,11 +26,14 @@ CLASSIFIER_SUFFIXES = ("ForSequenceClassification", "ForTokenClassification", "F
 
 
 def model_form(text: str) -> str:
-    """'registry', 'gguf', 'folder', 'hub' or 'unknown': what a --model string names (pure but for
-    the file system: an existing path wins over a hub id of the same spelling)."""
+    """'registry', 'gguf', 'folder', 'hub', 'missing' (a path to nothing) or 'unknown': what a
+    --model string names (pure but for the file system: an existing path wins over a hub id of
+    the same spelling)."""
     if text in registry():
         return "registry"
     path = Path(text).expanduser()
+    if text.startswith(("/", "./", "../", "~", ".\\")) and not path.exists():
+        return "missing"
     if path.suffix.lower() == ".gguf":
         return "gguf"
     if path.is_dir():
@@ -186,6 +189,8 @@ def resolve_model(text: str, trust_remote_code: bool = False) -> ModelSpec:
     form = model_form(given)
     if form == "registry":
         return registry()[given]
+    if form == "missing":
+        raise UserError(f"No folder or file at '{given}': a model folder holds config.json, weights and a tokenizer.")
     if form == "unknown":
         known = ", ".join(sorted(registry()))
         raise UserError(f"Unknown model '{given}': not a registry id ({known}), an existing folder, a .gguf file "
@@ -196,14 +201,22 @@ def resolve_model(text: str, trust_remote_code: bool = False) -> ModelSpec:
         config, source = gguf_config(given, trust_remote_code), {"type": "gguf-file", "path": str(Path(given).expanduser().resolve())}
     else:
         config, source = hub_config(given), {"type": "hub"}
+    return remember(spec_from_config(config, given, source, display_name(given, form), trust_remote_code))
+
+
+def spec_from_config(config: dict, given: str, source: dict | None = None, name: str | None = None,
+                     trust_remote_code: bool = False) -> ModelSpec:
+    """The spec of a model known by its config alone (kind, hub id and revision; the conventions
+    come when its tokenizer loads). Remote code must be asked for; a config that is not a causal or
+    masked LM is refused."""
     if config.get("auto_map") and not trust_remote_code:
         raise UserError(f"'{given}' ships its own model code (auto_map in its config); load it only if you trust it, "
                         "with --trust-remote-code (command line) or trust_remote_code=True (Python).")
     kind = kind_of(config, given)
-    repo, revision = split_revision(given) if form == "hub" else ("", "")
-    spec = ModelSpec(
-        id=given, name=display_name(given, form), kind=kind, variant="", languages=(), source=source,
+    source = source or {"type": "hub"}
+    repo, revision = split_revision(given) if source["type"] == "hub" else ("", "")
+    return ModelSpec(
+        id=given, name=name or given, kind=kind, variant="", languages=(), source=source,
         hub_id=repo, start_token="", license="", params=0, given=given, revision=revision,
         trust_remote_code=bool(trust_remote_code), findings={"config": config},
         note="Not in the registry: its conventions are found from the model itself (accapp models --inspect).")
-    return remember(spec)
