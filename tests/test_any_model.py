@@ -262,6 +262,18 @@ def test_the_app_takes_the_registry_the_owners_allowlist_and_any_model_only_when
     assert get_spec(str(other)).kind == "masked"
 
 
+def test_the_apps_memory_budget_refuses_an_allowed_model_that_does_not_fit(folders, monkeypatch):
+    from accapp.models.loading import MiB, ModelPool, estimate_bytes
+    from accapp.models.resolve import resolve_model
+
+    monkeypatch.setenv("ACCAPP_ALLOW_ANY_MODEL", "1")
+    model = str(folders["llama"])
+    need = estimate_bytes(resolve_model(model))
+    assert 128 * MiB < need < 160 * MiB  # 12 MB of fp32 weights x 1.2 + 128 MiB
+    with pytest.raises(UserError, match=r"needs about 0\.1 GB .* \(ACCAPP_MEMORY_BUDGET\)"):
+        ModelPool(budget=100 * MiB, device="cpu").get(model)
+
+
 def test_the_probe_api_scores_an_allowed_folder_model_with_the_unknown_language_warning(folders, monkeypatch):
     from accapp.ui.probe import probe_api
 
