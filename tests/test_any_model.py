@@ -274,6 +274,21 @@ def test_the_apps_memory_budget_refuses_an_allowed_model_that_does_not_fit(folde
         ModelPool(budget=100 * MiB, device="cpu").get(model)
 
 
+@pytest.mark.parametrize("allow", [False, True])
+def test_the_probe_tabs_model_field_takes_typed_ids_only_when_any_model_is_allowed(monkeypatch, allow):
+    import gradio as gr
+
+    from accapp.ui import probe
+
+    if allow:
+        monkeypatch.setenv("ACCAPP_ALLOW_ANY_MODEL", "1")
+    else:
+        monkeypatch.delenv("ACCAPP_ALLOW_ANY_MODEL", raising=False)
+    with gr.Blocks():
+        tab = probe.build()
+    assert tab.model.allow_custom_value is allow
+
+
 def test_the_probe_api_scores_an_allowed_folder_model_with_the_unknown_language_warning(folders, monkeypatch):
     from accapp.ui.probe import probe_api
 

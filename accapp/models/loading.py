@@ -35,7 +35,7 @@ from accapp.models import ModelSpec, get_spec, remember
 from accapp.models.cpu_speedups import speed_up_on_cpu
 from accapp.models.inspect import apply_findings
 from accapp.models.memory import estimate_from_config
-from accapp.models.resolve import resolve_model
+from accapp.models.resolve import drop_partial_downloads, resolve_model
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 QUANTIZATIONS = (None, "nf4")
@@ -204,6 +204,8 @@ def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantizati
     try:
         model = auto_class.from_pretrained(where, **kwargs)
     except OSError as exc:
+        if spec.source["type"] == "hub" and spec.hub_id:
+            drop_partial_downloads(spec.hub_id)  # no half-downloaded weights left behind
         raise UserError(_load_failure(spec, where, exc)) from exc
     if qconfig is None:
         model.to(device)

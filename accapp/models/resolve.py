@@ -147,6 +147,12 @@ def hub_config(text: str) -> dict:
     return _read_json(Path(path), text)
 
 
+def drop_partial_downloads(repo: str) -> None:
+    """Remove what an interrupted download of a hub repo left in the cache (huggingface_hub's *.incomplete blobs)."""
+    for part in _hub_cache_dir(repo).rglob("*.incomplete"):
+        part.unlink(missing_ok=True)
+
+
 def hub_failure(text: str, exc: Exception) -> str:
     """The sentence for a hub id that could not be fetched."""
     from accapp.models.availability import hub_reachable
