@@ -52,6 +52,8 @@ def cmd_models(args) -> int:
 
 
 def _mib(n: int) -> str:
+    if n < 2**20:
+        return f"{n / 2**10:,.0f} KiB"
     return f"{n / 2**20:,.0f} MiB" if n < 2**30 else f"{n / 2**30:,.2f} GiB"
 
 

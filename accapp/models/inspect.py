@@ -125,7 +125,7 @@ def answer_reason(answers: dict, name: str) -> str | None:
     if not split:
         return None
     parts = "; ".join(f"'{a}' is {len(t)} tokens ({' + '.join(map(repr, t))})" for a, t in split.items())
-    return f"its answer must be one token of the model's vocabulary after the prompt, and {parts}"
+    return f"they read each answer as one token of the model's vocabulary after the prompt, and {parts}"
 
 
 def findings(tokenizer, kind: str) -> dict:
