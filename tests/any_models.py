@@ -91,14 +91,19 @@ LLAMA3_8B_CONFIG = {
 LLAMA3_8B_PARAMS = 8_030_261_248  # its model card's count
 
 
-def hub_cache_with_config(hf_home: Path, repo: str, config: dict, commit: str = "0" * 40) -> Path:
-    """A Hugging Face cache (HF_HOME) holding a repo's config.json alone, as after a download of the config only."""
+def hub_cache_with_config(hf_home: Path, repo: str, config: dict, commit: str = "0" * 40, files: Path | None = None) -> Path:
+    """A Hugging Face cache (HF_HOME) holding a repo's config.json (and, from `files`, its tokenizer
+    files), as after a download of those alone: no weights."""
     import json
+    import shutil
 
     repo_dir = hf_home / "hub" / ("models--" + repo.replace("/", "--"))
     snapshot = repo_dir / "snapshots" / commit
     snapshot.mkdir(parents=True, exist_ok=True)
     (snapshot / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json"):
+        if files is not None and (files / name).exists():
+            shutil.copy(files / name, snapshot / name)
     (repo_dir / "refs").mkdir(exist_ok=True)
     (repo_dir / "refs" / "main").write_text(commit, encoding="utf-8")
     return repo_dir

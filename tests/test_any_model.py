@@ -196,6 +196,21 @@ def test_the_cli_refuses_a_cached_8b_config_over_max_memory_before_loading_and_i
     assert nf4.returncode == 2 and "Traceback" not in nf4.stderr
 
 
+def test_a_cached_hub_id_at_a_revision_resolves_offline_and_the_registry_overrides_what_is_found(folders, tmp_path):
+    """SmolLM2's hub id with its config and tokenizer in the cache (no weights): --inspect finds the
+    conventions, and the registry entry with that hub id overrides them (name, languages)."""
+    commit = "1" * 40
+    config = json.loads((folders["llama"] / "config.json").read_text())
+    am.hub_cache_with_config(tmp_path / "hf", "HuggingFaceTB/SmolLM2-135M-Instruct", config, commit, files=folders["llama"])
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    out = run_cli("models", "--inspect", f"HuggingFaceTB/SmolLM2-135M-Instruct@{commit}", "--format", "json", env=env)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["revision"] == commit and info["hub_id"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and not info["in_registry"]
+    assert (info["found"]["start_token"], info["found"]["variant"]) == ("<|endoftext|>", "instruct")
+    assert info["found"]["overridden_by_registry"] == "smollm2-135m-instruct" and info["used"]["languages"] == ["en"]
+
+
 def test_memory_of_the_tiny_models_matches_their_parameters(engines):
     from accapp.models.loading import weight_bytes
 

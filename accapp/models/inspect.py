@@ -183,8 +183,8 @@ def describe_model(text: str, trust_remote_code: bool = False) -> dict:
 
     spec = resolve_model(text, trust_remote_code)
     tokenizer = _inspect_tokenizer(spec)
-    found = findings(tokenizer, spec.kind)
     used = apply_findings(spec, tokenizer)
+    found = findings(tokenizer, spec.kind) if spec.in_registry else used.findings["found"]
     memory = {d: loading.weight_bytes(used, d) for d in ("fp32", "bf16", "fp16")}
     memory["nf4"] = loading.weight_bytes(used, "bf16", "nf4")
     unavailable = {name: f"{READ_BY[name]}: {why}" for name in READ_BY
