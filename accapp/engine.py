@@ -51,6 +51,7 @@ class PairResult:
     len_bad: int
     detail: dict = field(default_factory=dict)  # masked LMs: "good"/"bad" -> SentencePLL
     words: dict | None = None  # with words=True: "good"/"bad" -> Engine.word_scores' records
+    unavailable: dict = field(default_factory=dict)  # asked-for methods the model cannot run -> why (Engine.unavailable)
 
     @property
     def rows(self) -> list[dict]:
@@ -97,12 +98,8 @@ class Engine:
 
     def resolve(self, methods) -> list:
         """Method objects this engine's model can run ('all' or None = all of them). Methods the
-        model cannot run (see `unavailable`) are left out; asked for alone, their reasons are the error."""
-        chosen = resolve(methods, self.kind)
-        kept = [m for m in chosen if m.id not in self.unavailable]
-        if chosen and not kept:
-            raise UserError(" ".join(self.unavailable[m.id] for m in chosen))
-        return kept
+        model cannot run are left out: a result carries their reasons (PairResult.unavailable)."""
+        return [m for m in resolve(methods, self.kind) if m.id not in self.unavailable]
 
     @property
     def unavailable(self) -> dict[str, str]:
@@ -150,6 +147,7 @@ class Engine:
         """Score checked pairs (see check_pair) under the methods, sharing every forward pass;
         with words=True each result also carries its sentences' words (word_scores), from the
         same passes."""
+        off = self.unavailable_for(methods)
         methods = self.resolve(methods)
         ctx_of = {}
         requests: dict = {}
@@ -174,7 +172,7 @@ class Engine:
                 if d is not None:
                     detail[key] = d
             found = {"good": self._words_of(pair.good, results), "bad": self._words_of(pair.bad, results)} if words else None
-            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found))
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off))
         return out
 
     def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:

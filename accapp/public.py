@@ -58,7 +58,6 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
 
     engine = _engine(model, dtype, quantization, language, in_template_scope, trust_remote_code, max_memory)
     engine.resolve(methods)  # bad method ids fail before any work
-    unavailable = engine.unavailable_for(methods)
     valid, errors = engine.check_pairs((i, good, bad, {"pair": i}) for i, (good, bad) in enumerate(_as_pairs(pairs)))
     if errors:
         first = min(errors)
@@ -72,7 +71,7 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
             rows += [{**base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad} for s in res.scores]
             rows += [{**base, "method": m, "template": "-", "variant": "", "score_good": math.nan, "score_bad": math.nan,
                       "verdict": "unavailable", "prediction": why, "len_good": res.len_good, "len_bad": res.len_bad}
-                     for m, why in unavailable.items()]
+                     for m, why in res.unavailable.items()]
     columns = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
                "prediction", "len_good", "len_bad"]
     return pd.DataFrame(rows, columns=columns)

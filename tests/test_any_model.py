@@ -109,8 +109,10 @@ def test_an_answer_of_two_tokens_makes_its_methods_unavailable_with_the_reason(e
     assert len(yes_no) == 1 and yes_no.verdict.iloc[0] == "unavailable" and math.isnan(yes_no.score_good.iloc[0])
     assert "'Yes' is 2 tokens" in yes_no.prediction.iloc[0]
     assert df[df.method == "lp"].verdict.iloc[0] in ("good", "bad", "tie")
-    with pytest.raises(UserError, match="Yes/No prob comp is unavailable for this model"):
-        accapp.score_pairs([(GOOD, BAD)], model=str(folders["gpt2"]), methods=["yes_no_prob_comp"], progress=False)
+    alone = accapp.score_pairs([(GOOD, BAD)], model=str(folders["gpt2"]), methods=["yes_no_prob_comp"], progress=False)
+    assert alone.verdict.tolist() == ["unavailable"] and "Yes/No prob comp is unavailable" in alone.prediction.iloc[0]
+    result = engine.score_pair(GOOD, BAD, ["ens_l_only"])  # a stage of nothing the model can run scores nothing
+    assert result.scores == [] and set(result.unavailable) == {"ens_l_only"}
 
 
 def test_the_cli_prints_the_reason_in_place_of_the_scores(folders):
@@ -308,9 +310,10 @@ def test_the_probe_api_scores_an_allowed_folder_model_with_the_unknown_language_
     from accapp.ui.probe import probe_api
 
     monkeypatch.setenv("ACCAPP_ALLOW_ANY_MODEL", "1")
-    out = probe_api(GOOD, BAD, str(folders["gpt2"]), ["lp", "ab_prompting"])
+    out = probe_api(GOOD, BAD, str(folders["gpt2"]), ["lp", "ab_prompting", "yes_no_prob_comp"])
     assert out["model"] == str(folders["gpt2"]) and {v["method"] for v in out["verdicts"]} == {"lp", "ab_prompting"}
     assert any("languages this model was made for are unknown" in w for w in out["warnings"])
+    assert any(w.startswith("Yes/No prob comp is unavailable for this model") for w in out["warnings"])
 
 
 def test_readme_has_a_section_your_own_model_with_the_four_forms_and_inspect():

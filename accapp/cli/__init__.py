@@ -131,7 +131,7 @@ def cmd_score(args) -> int:
     validate_sentence(args.bad, "bad sentence")
     engine = engine_from_args(args)
     result = engine.score_pair(args.good, args.bad, args.methods, args.language)
-    unavailable = engine.unavailable_for(args.methods)  # each with its reason, in place of its scores
+    unavailable = result.unavailable  # methods the model cannot run, each with its reason, in place of its scores
     if args.format == "json":
         print(json.dumps({
             "model": args.model,
