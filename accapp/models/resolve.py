@@ -10,6 +10,7 @@ refused in one sentence that names what was found. The conventions the registry 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -79,8 +80,6 @@ def has_weights(folder: Path) -> bool:
 
 
 def _read_json(path: Path, where: str) -> dict:
-    import json
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
