@@ -19,7 +19,8 @@ from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
 from accapp.scoring import convention as conventions
-from accapp.scoring.api import BoundaryRequest, Pair, SeqResult
+from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult
+from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -50,6 +51,7 @@ class PairResult:
     len_bad: int
     detail: dict = field(default_factory=dict)  # masked LMs: "good"/"bad" -> SentencePLL
     words: dict | None = None  # with words=True: "good"/"bad" -> Engine.word_scores' records
+    unavailable: dict = field(default_factory=dict)  # asked-for methods the model cannot run -> why (Engine.unavailable)
 
     @property
     def rows(self) -> list[dict]:
@@ -77,6 +79,7 @@ class Engine:
         # accapp/scoring/convention.py: which details follow the authors' code
         self.convention = getattr(scorer, "convention", None) or conventions.get(None)
         self._ctx: dict[str, Context] = {}
+        self._unavailable: dict[str, str] | None = None
 
     @property
     def model_id(self) -> str:
@@ -94,8 +97,21 @@ class Engine:
         return self._ctx[language]
 
     def resolve(self, methods) -> list:
-        """Method objects this engine's model can run ('all' or None = all of them)."""
-        return resolve(methods, self.kind)
+        """Method objects this engine's model can run ('all' or None = all of them). Methods the
+        model cannot run are left out: a result carries their reasons (PairResult.unavailable)."""
+        return [m for m in resolve(methods, self.kind) if m.id not in self.unavailable]
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """{method id: why the model cannot run it}: a prompt method whose answer ('Yes', 'A', ...)
+        is not one token of the model's vocabulary after the prompt (found once, on a probe pair)."""
+        if self._unavailable is None:
+            self._unavailable = unavailable_methods(self) if self.kind == "causal" and self.lm is not None else {}
+        return self._unavailable
+
+    def unavailable_for(self, methods) -> dict[str, str]:
+        """The reasons of the asked methods ('all' or None = every method of the model's kind) that cannot run."""
+        return {m.id: self.unavailable[m.id] for m in resolve(methods, self.kind) if m.id in self.unavailable}
 
     # ---- input -------------------------------------------------------------------------
     def check_sentence(self, text, label: str = "sentence") -> str:
@@ -131,6 +147,7 @@ class Engine:
         """Score checked pairs (see check_pair) under the methods, sharing every forward pass;
         with words=True each result also carries its sentences' words (word_scores), from the
         same passes."""
+        off = self.unavailable_for(methods)
         methods = self.resolve(methods)
         ctx_of = {}
         requests: dict = {}
@@ -155,7 +172,7 @@ class Engine:
                 if d is not None:
                     detail[key] = d
             found = {"good": self._words_of(pair.good, results), "bad": self._words_of(pair.bad, results)} if words else None
-            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found))
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off))
         return out
 
     def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:
@@ -216,6 +233,31 @@ class Engine:
         return shown
 
 
+PROBE_PAIR = Pair("The cat sleeps.", "The cat sleep.", {})  # what the answer check builds its prompts from
+
+
+def unavailable_methods(engine: Engine) -> dict[str, str]:
+    """{method id: reason} for the methods whose prompts read an answer the model's vocabulary
+    does not hold as one token (accapp.models.inspect: the answer written after the prompt)."""
+    from accapp.models.inspect import written_after
+
+    ctx = engine.context(engine.language or "en")
+    tokenizer = engine.lm.tokenizer
+    out = {}
+    for method in resolve(None, engine.kind):
+        split: dict[str, list[str]] = {}
+        for r in method.requests(PROBE_PAIR, ctx):
+            if isinstance(r, NextRequest) and r.read == "vocabulary":
+                for answer in r.answers:
+                    if answer not in split and vocabulary_id(tokenizer, answer) is None:
+                        split[answer] = written_after(tokenizer, r.prompt, answer)
+        if split:
+            parts = ", ".join(f"'{a}' is {len(t)} tokens ({' + '.join(repr(x) for x in t)})" for a, t in split.items())
+            out[method.id] = (f"{method.name} is unavailable for this model: it reads each answer as one token of the "
+                              f"model's vocabulary after the prompt, and {parts}.")
+    return out
+
+
 def convention_ids() -> list[str]:
     """The scoring conventions a run can name (accapp/scoring/convention.py), for the CLI and the app."""
     return sorted(conventions.conventions())
@@ -247,14 +289,22 @@ def make_scorer(lm, batch_size: int | None = None, naive: bool = False, conventi
 
 def build_engine(model: str, dtype: str = "fp32", quantization: str | None = None, *, language: str | None = None,
                  in_template_scope: str = "whole", batch_size: int | None = None, device: str | None = None,
-                 lm=None, naive: bool = False, convention: str | None = None) -> Engine:
-    """The engine for a registry model, loaded here unless `lm` (a LoadedModel) is given.
-    The CLI, the app and the benchmark runner all build their engines here."""
+                 lm=None, naive: bool = False, convention: str | None = None, trust_remote_code: bool = False,
+                 max_memory: int | str | None = None) -> Engine:
+    """The engine for a model, loaded here unless `lm` (a LoadedModel) is given: a registry id, a hub
+    id (org/name[@revision]), a local folder or a .gguf file (accapp.models.resolve). max_memory
+    (bytes or '16GB'): a model whose estimate exceeds it is refused before any weight loads.
+    The CLI, the app, the Python API and the benchmark runner all build their engines here."""
     check_scope(in_template_scope)  # before a model loads
     conventions.get(convention)  # an unknown convention is an error before a model loads
     if lm is None:
-        from accapp.models.loading import load_model, quiet_transformers
+        from accapp.models.loading import load_model, parse_bytes, plan_load, quiet_transformers
+        from accapp.models.resolve import resolve_model
 
         quiet_transformers()
-        lm = load_model(model, dtype, quantization, device)
+        spec = resolve_model(model, trust_remote_code)
+        if max_memory is not None:
+            budget = parse_bytes(max_memory) if isinstance(max_memory, str) else int(max_memory)
+            plan_load(spec, budget, dtype, quantization, device, budget_name="--max-memory")
+        lm = load_model(spec, dtype, quantization, device)
     return Engine(make_scorer(lm, batch_size, naive, convention), language, in_template_scope)

@@ -4,6 +4,8 @@
     df = accapp.score_pairs([("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")],
                             model="smollm2-135m-instruct", methods=["lp", "mean_lp"])
     tokens = accapp.token_scores(["These casseroles disgust Kayla."])
+
+`model` is a registry id, a Hugging Face hub id (org/name[@revision]), a local folder or a .gguf file.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ CHUNK = 64  # pairs per engine call: one progress step; methods share forward pa
 
 
 @lru_cache(maxsize=2)  # a second call with the same model reuses it; at most two stay loaded
-def _engine(model: str, dtype: str, quantization: str | None, language: str | None, in_template_scope: str):
+def _engine(model: str, dtype: str, quantization: str | None, language: str | None, in_template_scope: str,
+            trust_remote_code: bool = False, max_memory: int | str | None = None):
     from accapp.engine import build_engine
 
-    return build_engine(model, dtype, quantization, language=language, in_template_scope=in_template_scope)
+    return build_engine(model, dtype, quantization, language=language, in_template_scope=in_template_scope,
+                        trust_remote_code=trust_remote_code, max_memory=max_memory)
 
 
 def _as_pairs(pairs) -> list[tuple[str, str]]:
@@ -36,18 +40,23 @@ def _as_pairs(pairs) -> list[tuple[str, str]]:
 
 
 def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: str | None = None, dtype: str = "fp32",
-                quantization: str | None = None, in_template_scope: str = "whole", progress: bool = True) -> pd.DataFrame:
+                quantization: str | None = None, in_template_scope: str = "whole", progress: bool = True,
+                trust_remote_code: bool = False, max_memory: int | str | None = None) -> pd.DataFrame:
     """Score minimal pairs: (good, bad) tuples, {"good", "bad"} dicts, or a DataFrame with those columns.
 
     Returns one row per pair x method x template x answer order: pair (its position), good, bad,
     method, template, variant, score_good, score_bad, verdict ("good" when the good sentence
     scores strictly higher), prediction (what a prompt method's model answered), len_good and
     len_bad (tokens). `methods`: a list of method ids (accapp.methods.method_ids())
-    or "all". A pair that fails the input checks raises UserError naming its position.
+    or "all". A pair that fails the input checks raises UserError naming its position. `model`: a
+    registry id, a hub id (org/name[@revision]), a local folder or a .gguf file; trust_remote_code
+    lets a model that ships its own code run it; max_memory ('16GB', bytes) refuses a model whose
+    estimate exceeds it before it loads. A method the model cannot run (an answer that is not one
+    token) gets one row per pair with the reason in `prediction`, verdict "unavailable", no scores.
     """
     from tqdm.auto import tqdm
 
-    engine = _engine(model, dtype, quantization, language, in_template_scope)
+    engine = _engine(model, dtype, quantization, language, in_template_scope, trust_remote_code, max_memory)
     engine.resolve(methods)  # bad method ids fail before any work
     valid, errors = engine.check_pairs((i, good, bad, {"pair": i}) for i, (good, bad) in enumerate(_as_pairs(pairs)))
     if errors:
@@ -60,18 +69,22 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
         for res in engine.score_pairs(checked[start : start + CHUNK], methods, language):
             base = {"pair": res.pair.meta["pair"], "good": res.pair.good, "bad": res.pair.bad}
             rows += [{**base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad} for s in res.scores]
+            rows += [{**base, "method": m, "template": "-", "variant": "", "score_good": math.nan, "score_bad": math.nan,
+                      "verdict": "unavailable", "prediction": why, "len_good": res.len_good, "len_bad": res.len_bad}
+                     for m, why in res.unavailable.items()]
     columns = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
                "prediction", "len_good", "len_bad"]
     return pd.DataFrame(rows, columns=columns)
 
 
-def token_scores(sentences, model: str = DEFAULT_MODEL, *, dtype: str = "fp32", quantization: str | None = None) -> pd.DataFrame:
+def token_scores(sentences, model: str = DEFAULT_MODEL, *, dtype: str = "fp32", quantization: str | None = None,
+                 trust_remote_code: bool = False, max_memory: int | str | None = None) -> pd.DataFrame:
     """Per-token log-probabilities of each sentence: sentence (its position), text, token
     (its position), token_text, start and end (character offsets), logprob (nats; a masked LM's
-    PLL-original), surprisal_bits (-logprob / ln 2)."""
+    PLL-original), surprisal_bits (-logprob / ln 2). `model`: any form score_pairs takes."""
     if isinstance(sentences, str):
         sentences = [sentences]
-    engine = _engine(model, dtype, quantization, None, "whole")
+    engine = _engine(model, dtype, quantization, None, "whole", trust_remote_code, max_memory)
     rows = []
     for i, (text, (tokens, _)) in enumerate(zip(sentences, engine.token_scores(list(sentences)))):
         for k, t in enumerate(tokens):

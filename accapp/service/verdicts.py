@@ -183,8 +183,11 @@ def warnings(good: str, bad: str, len_good: int, len_bad: int, languages, langua
         longer = "acceptable" if len_good > len_bad else "unacceptable"
         out.append(f"The {longer} sentence is {gap} tokens longer ({len_good} vs {len_bad}): LP and the other sums "
                    "favour shorter strings, so compare with MeanLP, PenLP or SLOR.")
+    lang = "Chinese" if language == "zh" else "English"
     if languages and language not in languages:
-        lang = "Chinese" if language == "zh" else "English"
         out.append(f"This pair looks {lang}, a language this model was not made for ({', '.join(languages)}): "
                    "expect poor judgments.")
+    elif not languages:  # a model the registry does not list: its languages are unknown, so nothing is vouched for
+        out.append(f"This pair looks {lang}; the languages this model was made for are unknown (it is not in the "
+                   "registry): judgments may be poor if it was not trained on them.")
     return out

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import safe_name
 from accapp.methods import method_ids
-from accapp.models import DEFAULT_MODEL, get_spec
+from accapp.models import DEFAULT_MODEL, allow_any_model, get_spec
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
 from accapp.service.messages import message_of
@@ -467,10 +467,15 @@ def build() -> ProbeTab:
                 rand_btn = gr.Button("🎲 Random pair", elem_id="probe-random")
             pair_label = gr.HTML("", elem_id="probe-pair-label")
     with gr.Row():
+        # ACCAPP_ALLOW_ANY_MODEL=1 (a local run): the field also takes any hub id, folder or .gguf file, typed in.
+        any_model = allow_any_model()
         model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", scale=3, elem_id="probe-model",
-                            info="Offline models work without a network; hub models download on first use.")
+                            allow_custom_value=any_model,
+                            info=("Pick one, or type a hub id (org/name), a folder or a .gguf file." if any_model else
+                                  "Offline models work without a network; hub models download on first use."))
         model2 = gr.Dropdown([("none", NO_SECOND)] + model_choices(), value=NO_SECOND, label="Compare with a second model",
-                             scale=3, elem_id="probe-model2", info="Shown side by side: surprisal and verdicts.")
+                             scale=3, elem_id="probe-model2", info="Shown side by side: surprisal and verdicts.",
+                             allow_custom_value=any_model)
         unit = gr.Radio(["bits", "nats"], value="bits", label="Surprisal in", scale=1, min_width=150,
                         info="1 bit = ln 2 nats", elem_id="probe-unit")
         view = gr.Radio(VIEWS, value="words", label="Surprisal by", scale=2, min_width=200, elem_id="probe-view",

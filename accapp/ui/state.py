@@ -132,7 +132,9 @@ class ModelThread:
 
 
 def model_choices() -> list[tuple[str, str]]:
-    """(label, id) of every registry model; embedded (offline) ones first."""
+    """(label, id) of every registry model, embedded (offline) ones first, then the Space owner's
+    allowlist (ACCAPP_EXTRA_MODELS, as given)."""
+    from accapp.models import extra_models
     from accapp.models.availability import availability
 
     specs = sorted(registry().values(), key=lambda s: (not s.embedded, s.kind != "causal", s.id))
@@ -140,6 +142,7 @@ def model_choices() -> list[tuple[str, str]]:
     for s in specs:
         ok, where = availability(s)
         out.append((f"{'' if ok else '⛔ '}{s.name} · {s.kind} LM · {where}", s.id))
+    out += [(f"{m} · added by this Space's owner", m) for m in extra_models() if m not in registry()]
     return out
 
 
