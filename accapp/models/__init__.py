@@ -28,6 +28,8 @@ class ModelSpec:
     embedded: bool = False
     note: str = ""
     params: int = 0  # parameter count: the memory budget's estimate before loading (models.loading.estimate_bytes)
+    gated: bool = False  # the hub asks for the licence to be accepted: loading needs an HF_TOKEN with access
+    needs_gpu: bool = False  # too large for a CPU server: listed as needing a GPU there, and refused
 
     @property
     def is_chat(self) -> bool:
