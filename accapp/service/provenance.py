@@ -1,6 +1,7 @@
 """Where a result came from: the model and the SHA-256 of its weight files, the app's and the
-libraries' versions, dtype, quantization, device, scoring convention and the time (issue 19,
-items 2 and 6). The same record goes into a probe's export and a scored file's sidecar."""
+libraries' versions, dtype, quantization, device and GPU name, scoring convention and the time
+(issue 19, items 2 and 6; issue 31, item 4). The same record goes into a probe's export and a
+scored file's sidecar; :func:`ran_on` is the short form shown next to every result."""
 
 from __future__ import annotations
 
@@ -41,6 +42,30 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def gpu_name(device: str) -> str | None:
+    """The GPU's name for a CUDA device ("NVIDIA A10G"; on ZeroGPU, the slice it lends), else None."""
+    if not str(device).startswith("cuda"):
+        return None
+    try:
+        import torch
+
+        return str(torch.cuda.get_device_name(torch.device(device)))
+    except Exception:  # noqa: BLE001 - a name we cannot read is no reason to fail a result
+        return "unknown GPU"
+
+
+def ran_on(engine) -> dict:
+    """Where results are computed: {device, gpu_name, dtype, quantization, text} ("CPU · fp32",
+    "NVIDIA A10G (CUDA) · bf16 · 4-bit NF4"); shown next to every result, and part of provenance."""
+    lm = engine.lm
+    gpu = gpu_name(lm.device)
+    where = f"{gpu} (CUDA)" if gpu else str(lm.device).upper()
+    parts = [where, lm.dtype] + (["4-bit NF4" if lm.quantization == "nf4" else str(lm.quantization)]
+                                 if lm.quantization else [])
+    return {"device": lm.device, "gpu_name": gpu, "dtype": lm.dtype, "quantization": lm.quantization,
+            "text": " · ".join(parts)}
+
+
 def provenance(engine) -> dict:
     """The provenance record of results computed with this engine, now."""
     import accapp
@@ -56,6 +81,7 @@ def provenance(engine) -> dict:
         "dtype": lm.dtype,
         "quantization": lm.quantization,
         "device": lm.device,
+        "gpu_name": gpu_name(lm.device),
         "convention": engine.convention.id,
         "app": "Acceptability Explorer (accapp)",
         "app_version": accapp.__version__,
