@@ -107,6 +107,9 @@ def test_probe_errors_are_messages(client):
         client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp", "nope"], api_name="/probe")
     with pytest.raises(AppError, match="Unknown model"):
         client.predict(GOOD, BAD, "gpt-17", None, api_name="/probe")
+    # a GPU model on this CPU server: refused with its estimate, before anything loads
+    with pytest.raises(AppError, match=r"Gemma 2 9B IT needs a GPU: about .* GB of memory in bf16 and .* in 4-bit NF4"):
+        client.predict(GOOD, BAD, "gemma-2-9b-it", ["lp"], api_name="/probe")
 
 
 def test_score_file(client, server, tmp_path):

@@ -215,7 +215,9 @@ def main() -> None:
     # limit (set on their events, accapp.ui.score_file); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     if os.environ.get("ACCAPP_PRELOAD", "1") != "0":
-        get_state().preload()
+        warmup = get_state().preload()
+        if gpu.on_zero_gpu():  # ZeroGPU packs the weights loaded before launch: none may be loading meanwhile
+            warmup.join()
     from starlette.middleware import Middleware
 
     print("[accapp] limits: " + json.dumps(status()["limits"]), flush=True)
