@@ -97,14 +97,18 @@ _LOADED_HERE: dict[tuple, object] = {}  # in a ZeroGPU worker: engines it had to
 
 
 def _key(engine) -> tuple:
-    lm = engine.lm
-    return (lm.spec.id, lm.dtype, lm.quantization, id(engine))
+    """(model id, dtype, quantization, the engine's identity): what a worker needs to find it, or load it."""
+    lm = getattr(engine, "lm", None)
+    spec = getattr(lm, "spec", None)
+    return (getattr(spec, "id", None), getattr(lm, "dtype", None), getattr(lm, "quantization", None), id(engine))
 
 
 def _engine(key: tuple):
     engine = _ENGINES.get(key)
     if engine is None:  # a ZeroGPU worker forked before this model loaded: load it in the worker, once
         engine = _LOADED_HERE.get(key[:3])
+        if engine is None and key[0] is None:
+            raise RuntimeError("this engine has no registry model to load in a GPU worker")
         if engine is None:
             from accapp.engine import build_engine
             from accapp.models.loading import load_model
