@@ -1,7 +1,10 @@
-"""The /probe and /score_file API endpoints through gradio_client, against the app in a subprocess."""
+"""The /probe and /score_file API endpoints through gradio_client, against the app in a subprocess,
+run both ways: without the `spaces` package (ACCAPP_SPACES=0: not imported) and with it imported
+off ZeroGPU, where its GPU wrapper must be a no-op (issue 31): the answers are compared, equal."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import threading
 from pathlib import Path
@@ -16,9 +19,17 @@ pytestmark = pytest.mark.slow
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_server(tmp_path_factory.mktemp("api-app"))
+SPACES = importlib.util.find_spec("spaces") is not None
+ANSWERS: dict[str, dict] = {}  # way -> what the same requests answered, compared between the two ways
+
+
+@pytest.fixture(scope="module", params=["without spaces", "with spaces"])
+def server(request, tmp_path_factory):
+    if request.param == "with spaces" and not SPACES:
+        pytest.skip("the spaces package is not installed (pip install -r requirements-dev.txt)")
+    env = {"ACCAPP_SPACES": "0" if request.param == "without spaces" else "1"}
+    srv = start_server(tmp_path_factory.mktemp("api-app"), env=env)
+    srv.way = request.param
     yield srv
     srv.stop()
     # uploads and result files lived in a private temporary folder, removed when the app stopped
@@ -34,6 +45,19 @@ def client(server):
     return Client(server.url, verbose=False)
 
 
+def test_the_spaces_package_is_imported_only_the_second_way(client, server):
+    gpu = client.predict(api_name="/status")["gpu"]
+    assert gpu == {"spaces": server.way == "with spaces", "zero_gpu": False}
+
+
+def _same_both_ways(name: str, way: str, answer) -> None:
+    """Store this way's answer; once both ways have answered, they must be equal."""
+    ANSWERS.setdefault(name, {})[way] = answer
+    if len(ANSWERS[name]) == 2:
+        without, with_ = ANSWERS[name]["without spaces"], ANSWERS[name]["with spaces"]
+        assert with_ == without
+
+
 def test_endpoints_are_named(client):
     info = client.view_api(print_info=False, return_format="dict")
     names = set(info["named_endpoints"])
@@ -42,8 +66,10 @@ def test_endpoints_are_named(client):
     assert params == ["good", "bad", "model", "methods"]
 
 
-def test_probe_every_method(client):
+def test_probe_every_method(client, server):
     out = client.predict(GOOD, BAD, api_name="/probe")
+    assert out["ran_on"] == {"device": "cpu", "gpu": None, "dtype": "fp32", "quantization": None, "text": "CPU · fp32"}
+    _same_both_ways("probe", server.way, out)
     assert out["model"] == "smollm2-135m-instruct" and out["good"] == GOOD
     assert len(out["verdicts"]) == 51
     lp = next(r for r in out["verdicts"] if r["method"] == "lp")
@@ -81,9 +107,12 @@ def test_probe_errors_are_messages(client):
         client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp", "nope"], api_name="/probe")
     with pytest.raises(AppError, match="Unknown model"):
         client.predict(GOOD, BAD, "gpt-17", None, api_name="/probe")
+    # a GPU model on this CPU server: refused with its estimate, before anything loads
+    with pytest.raises(AppError, match=r"Gemma 2 9B IT needs a GPU: about .* GB of memory in bf16 and .* in 4-bit NF4"):
+        client.predict(GOOD, BAD, "gemma-2-9b-it", ["lp"], api_name="/probe")
 
 
-def test_score_file(client, tmp_path):
+def test_score_file(client, server, tmp_path):
     from gradio_client import handle_file
 
     rows = [(GOOD, BAD), ("The dogs bark.", "The dogs barks."), ("", "Empty good."), ("Who left?", "Who left left?")]
@@ -95,6 +124,7 @@ def test_score_file(client, tmp_path):
     assert df["error"].tolist()[2].startswith("The good sentence is empty") and (df["error"] != "").sum() == 1
     assert df.loc[0, "lp: verdict"] == "good"
     assert {"lp: score_good", "lp: score_bad", "mean_lp: verdict", "majority_verdict"} <= set(df.columns)
+    _same_both_ways("score_file", server.way, Path(out).read_bytes())
 
 
 def test_score_file_refuses_bad_files(client, tmp_path):

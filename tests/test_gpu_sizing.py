@@ -128,3 +128,21 @@ def test_rendered_prompts_are_kept_and_bounded(tiny_llama, monkeypatch):
     monkeypatch.setattr(prompting, "RENDERED_MAX", 3)
     engine.score_pairs([Pair("Cats sleep.", "Cats sleeps.")], ["ab_prompting"])
     assert len(ctx.cache["rendered"]) <= 3
+
+
+def test_scores_that_are_not_numbers_are_refused_with_the_reason(tiny_llama):
+    from accapp.engine import Engine
+    from accapp.errors import UserError
+    from accapp.scoring.causal import CausalScorer
+
+    scorer = CausalScorer(tiny_llama)
+    decoder = scorer._decoder
+
+    def overflows(*args, **kwargs):  # what Gemma 3's decoder gave in fp16 on the H200: NaN activations
+        out = decoder(*args, **kwargs)
+        out.last_hidden_state.fill_(float("nan"))
+        return out
+
+    scorer._decoder = overflows
+    with pytest.raises(UserError, match="not numbers.*bf16 or fp32"):
+        Engine(scorer, "en").score_pairs([Pair("The dogs bark.", "The dogs barks.")], ["lp"])

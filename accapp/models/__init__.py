@@ -45,6 +45,8 @@ class ModelSpec:
     @property
     def in_registry(self) -> bool:
         return not self.given
+    gated: bool = False  # the hub asks for the licence to be accepted: loading needs an HF_TOKEN with access
+    needs_gpu: bool = False  # too large for a CPU server: listed as needing a GPU there, and refused
 
     @property
     def is_chat(self) -> bool:

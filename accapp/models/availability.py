@@ -1,5 +1,6 @@
 """Can a registry model load here? Embedded models always; hub models when their files are in the
-local Hugging Face cache, or when the hub can be reached (checked once per process)."""
+local Hugging Face cache, or when the hub can be reached (checked once per process); a model that
+needs a GPU only where there is one; a gated model only with a token (``HF_TOKEN``) or a download."""
 
 from __future__ import annotations
 
@@ -43,10 +44,32 @@ def in_hub_cache(hub_id: str) -> bool:
         return False
 
 
+def has_gpu() -> bool:
+    """A CUDA device (on ZeroGPU: the one the `spaces` package lends for each call)."""
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def has_token() -> bool:
+    """A Hugging Face token is set (``HF_TOKEN``, a Space secret, or a login)."""
+    try:
+        from huggingface_hub import get_token
+
+        return bool(get_token())
+    except Exception:  # noqa: BLE001 - no token store: no token
+        return bool(os.environ.get("HF_TOKEN"))
+
+
 def availability(spec) -> tuple[bool, str]:
-    """(loads here, why in words) for a ModelSpec."""
+    """(loads here, why in words) for a ModelSpec: a GPU model on a server without one, and a gated
+    model with no token (and not downloaded before) cannot be chosen."""
     if spec.embedded:
         return True, "offline"
+    if spec.needs_gpu and not has_gpu():
+        return False, "needs a GPU (this server runs on the CPU)"
+    if spec.gated and not has_token() and not in_hub_cache(spec.hub_id):
+        return False, "gated: needs an HF_TOKEN secret with access"
     if in_hub_cache(spec.hub_id):
         return True, "downloaded from the Hugging Face hub"
     if hub_reachable():

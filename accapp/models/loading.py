@@ -6,10 +6,12 @@ Options: dtype fp32/bf16/fp16 and 4-bit NF4 through bitsandbytes (double quant, 
 compute, as in Ide et al. 2025). Device: CUDA when present, else CPU.
 
 :class:`ModelPool` (the app's) keeps loaded models within a memory budget
-(``ACCAPP_MEMORY_BUDGET``, default from the machine's memory): each model's memory is estimated
-from its parameter count before it loads, a model that cannot fit is refused with a message, the
-least recently used ones are unloaded to make room, and models over ``ACCAPP_LARGE_MODEL_PARAMS``
-load in bf16, or 4-bit NF4 where bf16 does not fit.
+(``ACCAPP_MEMORY_BUDGET``, default from the machine's memory, or the GPU's on CUDA): each model's
+memory is estimated from its parameter count before it loads, a model that cannot fit is refused
+with a message, the least recently used ones are unloaded to make room. On the CPU models over
+``ACCAPP_LARGE_MODEL_PARAMS`` load in bf16, or 4-bit NF4 where bf16 does not fit; on CUDA models
+from that size load in 4-bit NF4 and smaller ones in bf16. A model the registry marks
+``needs_gpu`` is refused on the CPU; a ``gated`` one without an ``HF_TOKEN`` says so.
 """
 
 from __future__ import annotations
@@ -161,6 +163,33 @@ def _load_failure(spec: ModelSpec, where: str, exc: Exception) -> str:
     return f"Could not load '{spec.id}' from {where}: {first}"
 
 
+def hf_token() -> str | None:
+    """The Hugging Face token this process would use (``HF_TOKEN``, a Space secret, or a login)."""
+    try:
+        from huggingface_hub import get_token
+
+        return get_token()
+    except Exception:  # noqa: BLE001 - no token store: no token
+        return os.environ.get("HF_TOKEN") or None
+
+
+def gated_message(spec: ModelSpec, problem: str = "is not set") -> str:
+    url = f"https://huggingface.co/{spec.hub_id}"
+    return (f"{spec.name} is a gated model: its licence ({spec.license}) must be accepted on {url} with a "
+            f"Hugging Face account, and this server needs that account's access token as the secret HF_TOKEN "
+            f"(on a Space: Settings, Variables and secrets). HF_TOKEN {problem}.")
+
+
+def check_hub_access(spec: ModelSpec) -> None:
+    """A gated hub model with no token, and not downloaded before: UserError saying what to set."""
+    if not spec.gated or spec.source.get("type") != "hub" or hf_token():
+        return
+    from accapp.models.availability import in_hub_cache
+
+    if not in_hub_cache(spec.hub_id):
+        raise UserError(gated_message(spec))
+
+
 def _quantization_config(quantization: str | None):
     if quantization is None:
         return None
@@ -182,16 +211,20 @@ def load_tokenizer(spec: ModelSpec, where: str | None = None, extra: dict | None
 
     if where is None:
         where, extra = weights_location(spec)
+    check_hub_access(spec)
     kwargs = {**(extra or {}), **hub_kwargs(spec), **({"trust_remote_code": True} if spec.trust_remote_code else {})}
     try:
         return AutoTokenizer.from_pretrained(where, **kwargs)
     except (OSError, ValueError) as exc:
+        if spec.gated and hub_reachable():  # reached the hub, and it said no: the token lacks access
+            raise UserError(gated_message(spec, "has no access to it")) from exc
         raise UserError(_load_failure(spec, where, exc)) from exc
 
 
 def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantization: str | None, device: str,
                  extra: dict | None = None):
     """(model, tokenizer) from a local folder, a GGUF file or the hub, on the device, in eval mode."""
+    check_hub_access(spec)
     extra = {**(extra or {}), **({"trust_remote_code": True} if spec.trust_remote_code else {})}
     kwargs: dict = {"dtype": DTYPES[dtype], **hub_kwargs(spec), **extra}
     qconfig = _quantization_config(quantization)
@@ -206,6 +239,8 @@ def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantizati
     except OSError as exc:
         if spec.source["type"] == "hub" and spec.hub_id:
             drop_partial_downloads(spec.hub_id)  # no half-downloaded weights left behind
+        if spec.gated and hub_reachable():  # reached the hub, and it said no: the token lacks access
+            raise UserError(gated_message(spec, "has no access to it")) from exc
         raise UserError(_load_failure(spec, where, exc)) from exc
     if qconfig is None:
         model.to(device)
@@ -314,10 +349,25 @@ def default_budget(memory: int | None = None) -> int:
     return max(512 * MiB, int(0.6 * memory) - GiB)
 
 
-def budget_from_env() -> int:
-    """``ACCAPP_MEMORY_BUDGET`` ('6GB', '1500MB', bytes), else :func:`default_budget`."""
+def gpu_memory() -> int:
+    """The GPU's total memory (device 0; on ZeroGPU, the slice it lends)."""
+    return int(torch.cuda.get_device_properties(0).total_memory)
+
+
+def gpu_budget(memory: int | None = None) -> int:
+    """90 % of the GPU's memory less 1 GiB (the CUDA context, activations of a batch), at least
+    512 MiB. A 24 GB GPU: 20.6 GiB; a ZeroGPU slice (69.5 GiB): 61.6 GiB."""
+    memory = gpu_memory() if memory is None else memory
+    return max(512 * MiB, int(0.9 * memory) - GiB)
+
+
+def budget_from_env(device: str | None = None) -> int:
+    """``ACCAPP_MEMORY_BUDGET`` ('6GB', '1500MB', bytes), else :func:`gpu_budget` on CUDA and
+    :func:`default_budget` on the CPU."""
     value = os.environ.get("ACCAPP_MEMORY_BUDGET", "").strip()
-    return parse_bytes(value) if value else default_budget()
+    if value:
+        return parse_bytes(value)
+    return gpu_budget() if pick_device(device) == "cuda" else default_budget()
 
 
 def large_model_params() -> int:
@@ -397,13 +447,19 @@ def plan_load(spec: ModelSpec, budget: int, dtype: str | None = None, quantizati
               device: str | None = None, large: int | None = None, budget_name: str = "ACCAPP_MEMORY_BUDGET") -> Plan:
     """The precision a model loads in under a budget, or UserError before anything loads.
 
-    dtype/quantization given: exactly that. Else a model up to ``large`` parameters loads in fp32;
-    a larger one in bf16 (fp16 on a GPU without bf16), or in 4-bit NF4 where bf16 does not fit
-    and bitsandbytes runs on the device.
+    dtype/quantization given: exactly that. On CUDA a model of ``large`` (1B) parameters or more
+    loads in 4-bit NF4 (bf16 where bitsandbytes is missing), a smaller one in bf16 (fp32 on a GPU
+    without bf16, where fp16 overflows: docs/gpu.md). On the CPU a model up to ``large`` parameters loads in fp32; a larger one in
+    bf16, or in 4-bit NF4 where bf16 does not fit and bitsandbytes runs on the device.
     """
     device = pick_device(device)
     if dtype is not None or quantization is not None:
         options = [(dtype or "fp32", quantization)]
+    elif device == "cuda":  # on a GPU: 4-bit NF4 from 1B parameters (Ide et al.'s setting), half precision below
+        big = param_count(spec) >= (large_model_params() if large is None else large)
+        # Below 1B on a GPU without bf16: fp32, not fp16 (fp16 turned 92 % of Gemma 3's scores into NaN, docs/gpu.md).
+        small = ("bf16", None) if half_dtype(device) == "bf16" else ("fp32", None)
+        options = [("bf16", "nf4")] if big and nf4_available(device) else [small]
     elif param_count(spec) <= (large_model_params() if large is None else large):
         options = [("fp32", None)]
     else:
@@ -418,6 +474,14 @@ def plan_load(spec: ModelSpec, budget: int, dtype: str | None = None, quantizati
         f"({param_count(spec) / 1e9:.2f} B parameters), more than the memory budget for models, "
         f"{gb(budget)} ({budget_name}). Pick a smaller model (the embedded SmolLM2 and Gemma 3 270M "
         "need under 1.5 GB), a smaller precision, or a machine with more memory.")
+
+
+def needs_gpu_message(spec: ModelSpec, budget: int) -> str:
+    """Why a GPU-only model is refused on the CPU, with its estimated memory."""
+    return (f"{spec.name} needs a GPU: about {gb(estimate_bytes(spec, 'bf16'))} of memory in bf16 and "
+            f"{gb(estimate_bytes(spec, 'bf16', 'nf4'))} in 4-bit NF4 ({param_count(spec) / 1e9:.2f} B parameters), "
+            f"and this server runs on the CPU (memory budget for models {gb(budget)}). Run it on a GPU Space "
+            "(README: Space variants), or pick a model that runs here.")
 
 
 @dataclass
@@ -439,7 +503,7 @@ class ModelPool:
     """
 
     def __init__(self, budget: int | None = None, evict=None, device: str | None = None) -> None:
-        self.budget = budget_from_env() if budget is None else int(budget)
+        self.budget = budget_from_env(device) if budget is None else int(budget)
         self.device = device
         self._models: dict[tuple, _Entry] = {}  # bounded by the budget (see the class docstring)
         self._meta = threading.Lock()  # the dict and its times; held for moments only
@@ -475,7 +539,11 @@ class ModelPool:
                     for k, e in items]
 
     def plan(self, model_id: str, dtype: str | None = None, quantization: str | None = None) -> Plan:
-        return plan_load(get_spec(model_id), self.budget, dtype, quantization, self.device)
+        spec = get_spec(model_id)
+        plan = plan_load(spec, self.budget, dtype, quantization, self.device)
+        if spec.needs_gpu and pick_device(self.device) != "cuda":
+            raise UserError(needs_gpu_message(spec, self.budget))
+        return plan
 
     # -------------------------------------------------------------- loading
     def get(self, model_id: str, dtype: str | None = None, quantization: str | None = None) -> LoadedModel:

@@ -26,6 +26,7 @@ from accapp.methods import all_methods, method_ids, parse_ids, resolve
 from accapp.methods.base import MethodScore
 from accapp.schema import BUILTIN_BENCHMARKS
 from accapp.service import verdicts
+from accapp.service.gpu import method_count, model_call
 from accapp.service.pairs import find_pair
 
 # The method whose benchmark accuracy the probe shows first, per model kind.
@@ -78,6 +79,7 @@ def language_mismatch(languages, good: str, bad: str) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ scoring
+@model_call(lambda good, bad, methods=None, *_, **__: (1, method_count(methods)))
 def probe(engine, good: str, bad: str, methods=None, language: str | None = None, words: bool = False) -> PairResult:
     """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair
     (words=True: with its words, PairResult.words)."""
@@ -197,6 +199,7 @@ def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: boo
     return result, result.words, engine.word_rule if with_words else ""
 
 
+@model_call(lambda items: (len(items), max((method_count(m) for _, _, m, _ in items), default=1)))
 def probe_stages(engine, items: list[tuple]) -> list:
     """Several visitors' probe stages in one engine call, their forward passes shared: items are
     (good, bad, methods, with_words); per item, probe_stage's answer, or the UserError of its pair

@@ -1,6 +1,7 @@
 """Where a result came from: the model and the SHA-256 of its weight files, the app's and the
-libraries' versions, dtype, quantization, device, scoring convention and the time (issue 19,
-items 2 and 6). The same record goes into a probe's export and a scored file's sidecar."""
+libraries' versions, dtype, quantization, device and GPU, scoring convention and the time
+(issue 19, items 2 and 6; issue 31, item 4). The same record goes into a probe's export and a
+scored file's sidecar; :func:`ran_on` is the short form shown next to every result."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import platform
 import threading
 from pathlib import Path
 
+from accapp.models.device import describe_device
 from accapp.models.loading import weight_files
 
 _HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256; one entry a weight file
@@ -70,6 +72,20 @@ def model_origin(lm) -> dict:
     }
 
 
+def ran_on(engine) -> dict | None:
+    """Where results are computed: {device, gpu, dtype, quantization, text} ("CPU · fp32",
+    "NVIDIA A10G (CUDA) · bf16 · 4-bit NF4"), from accapp.models.device.describe_device; shown next
+    to every result, and part of the provenance record. None for an engine without a loaded model."""
+    lm = getattr(engine, "lm", None)
+    if lm is None or not hasattr(lm, "device"):
+        return None
+    where = describe_device(lm)
+    place = f"{where['gpu']} (CUDA)" if where["gpu"] else where["device"].upper()
+    quant = {"nf4": "4-bit NF4"}.get(where["quantization"], where["quantization"])
+    return {"device": where["device"], "gpu": where["gpu"], "dtype": where["dtype"], "quantization": where["quantization"],
+            "text": " · ".join(x for x in (place, where["dtype"], quant) if x)}
+
+
 def provenance(engine) -> dict:
     """The provenance record of results computed with this engine, now."""
     import accapp
@@ -86,6 +102,7 @@ def provenance(engine) -> dict:
         "dtype": lm.dtype,
         "quantization": lm.quantization,
         "device": lm.device,
+        "gpu": describe_device(lm)["gpu"],
         "convention": engine.convention.id,
         "app": "Acceptability Explorer (accapp)",
         "app_version": accapp.__version__,

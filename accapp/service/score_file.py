@@ -44,6 +44,7 @@ from accapp.methods import resolve
 from accapp.models import get_spec
 from accapp.runner.datasets import MAX_FILE_BYTES, parse_pairs
 from accapp.schema import ENSEMBLE_METHODS
+from accapp.service.gpu import model_call
 from accapp.service.messages import message_of
 from accapp.service.probe import majority
 from accapp.service.provenance import provenance
@@ -232,10 +233,12 @@ def _check(engine, rows):
     return engine.check_pairs((i, good, bad, None) for i, good, bad in rows)
 
 
+@model_call(lambda pairs, methods, *_, **__: (len(pairs), len(methods)))
 def _score(engine, pairs, methods) -> list[dict]:
     return [result_columns(r) for r in engine.score_pairs(pairs, methods)]
 
 
+@model_call(lambda pairs, methods, *_, **__: (len(pairs), len(methods)))
 def _score_timed(engine, pairs, methods, words=False) -> tuple[list[PairResult], float]:
     t = time.perf_counter()
     # words=True: each result also has its sentences' words, from the same passes (Engine.score_pairs)

@@ -130,6 +130,8 @@ def models_md() -> str:
     rows = ["| Model | id | Kind | Languages | Weights | License |", "|---|---|---|---|---|---|"]
     for s in registry().values():
         where = "embedded, works offline" if s.embedded else f"Hugging Face hub: `{s.hub_id}`"
+        where += "; needs a GPU (4-bit NF4 there)" if s.needs_gpu else ""
+        where += "; gated: the server needs an `HF_TOKEN` with access" if s.gated else ""
         lic = f"[{md(s.license)}]({s.license_url})" if s.license_url else md(s.license)
         rows.append(f"| {md(s.name)} | `{s.id}` | {s.kind} ({s.variant}) | {', '.join(s.languages)} | {where} | {lic} |")
     return "\n".join(rows)

@@ -30,6 +30,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the
 import gradio as gr  # noqa: E402
 
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
+from accapp.service import gpu  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
 from accapp.ui import about, cite, explore, gallery, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
@@ -140,7 +141,8 @@ class _TooLarge(Exception):
 
 def status() -> dict:
     """The app's load and memory: the models loaded (least recently used first, with the memory each
-    is counted for), the memory budget, this process's resident memory, and the file jobs queued."""
+    is counted for), the memory budget, this process's resident memory, the file jobs queued, and
+    whether the `spaces` package is imported and the app runs on ZeroGPU."""
     state = get_state()
     jobs = queues.file_jobs()
     try:
@@ -150,6 +152,7 @@ def status() -> dict:
     except Exception:  # noqa: BLE001 - psutil is optional
         rss = None
     return {"models": state.loaded_models(), "memory_budget_bytes": state.pool.budget, "rss_bytes": rss,
+            "gpu": {"spaces": gpu.spaces is not None, "zero_gpu": gpu.on_zero_gpu()},
             "file_jobs": {"running": sum(j["state"] == "running" for j in jobs),
                           "waiting": sum(j["state"] == "waiting" for j in jobs)},
             "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "file_concurrency": queues.FILE_CONCURRENCY,
@@ -212,7 +215,9 @@ def main() -> None:
     # limit (set on their events, accapp.ui.score_file); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     if os.environ.get("ACCAPP_PRELOAD", "1") != "0":
-        get_state().preload()
+        warmup = get_state().preload()
+        if gpu.on_zero_gpu():  # ZeroGPU packs the weights loaded before launch: none may be loading meanwhile
+            warmup.join()
     from starlette.middleware import Middleware
 
     print("[accapp] limits: " + json.dumps(status()["limits"]), flush=True)

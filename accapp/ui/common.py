@@ -106,6 +106,7 @@ CSS += """
 # The probe's answer, its per-method table (cards on a phone), the counter and the pending state.
 CSS += """
 .acc-model-name { font-size: 0.9rem; text-transform: uppercase; letter-spacing: 0.04em; opacity: 0.8; }
+.acc-ran-on { text-transform: none; letter-spacing: 0; }
 .acc-agree { margin-top: 0.45rem; font-size: 1.02rem; }
 .acc-families { margin: 0.2rem 0 0.2rem 1.1rem; padding: 0; font-size: 0.98rem; }
 .acc-warning { margin-top: 0.4rem; padding: 0.35rem 0.6rem; border-radius: 6px; background: #fff3bf; color: #5c3c00; font-weight: 600; }

@@ -228,6 +228,7 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
                     words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
                     pending = [label for label, _ in plan[m][k + 1:]]
                     reports[m] = svc.probe_json_full(m, specs[m], results[m], words[m], rel[m], pending, rules[m], unit)
+                    reports[m]["ran_on"] = state.ran_on(m)
                 if not LATEST.is_latest(session, me):
                     return  # a newer probe of this visitor runs: it owns the outputs now
             pending = sorted({p for r in reports.values() for p in r["pending"]}, key=[s[0] for s in svc.STAGES].index)
@@ -428,7 +429,9 @@ def _probe_api(good, bad, model, methods):
     methods = svc.check_probe(spec.kind, good, bad, methods or None)
     rel = svc.reliability_for(_store_or_none(), model, good, bad, svc.pair_meta(good, bad))
     result, words, rule = get_state().probe_stage(model, good, bad, methods, True)
-    return svc.probe_json_full(model, spec, result, words, rel, [], rule, "bits")
+    out = svc.probe_json_full(model, spec, result, words, rel, [], rule, "bits")
+    out["ran_on"] = get_state().ran_on(model)  # device, GPU name, dtype, quantization
+    return out
 
 
 # ------------------------------------------------------------------------------------------ layout

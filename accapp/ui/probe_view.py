@@ -148,7 +148,9 @@ def headline_html(report: dict | None, status: str = "") -> str:
     verdict = head["verdict"] if head else report["agreement"]["verdict"]
     kind = {"good": "good", "bad": "bad"}.get(verdict, "warn")
     text = head["text"] if head else "No headline method was run (select LP to get one)."
-    parts = [f"<div class='acc-model-name'>{esc(report.get('model_name', report['model']))}</div>",
+    where = (report.get("ran_on") or {}).get("text")
+    ran_on = f" <span class='acc-ran-on' title='where it ran'>· ran on {esc(where)}</span>" if where else ""
+    parts = [f"<div class='acc-model-name'>{esc(report.get('model_name', report['model']))}{ran_on}</div>",
              f"<div class='acc-verdict'>{esc(text)}</div>",
              f"<div class='acc-pair'><span class='g'>✓ {esc(report['good'])}</span><br>"
              f"<span class='b'>✗ {esc(report['bad'])}</span></div>"]

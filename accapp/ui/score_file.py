@@ -172,6 +172,9 @@ def _summary(df: pd.DataFrame, model_id: str) -> str:
     n, bad = len(df), int((df["error"] != "").sum())
     ok = df[df["error"] == ""]
     text = f"Scored <b>{n - bad}</b> of {n} rows with <b>{esc(get_spec(model_id).name)}</b>."
+    where = get_state().ran_on(model_id)
+    if where:
+        text += f" Ran on {esc(where['text'])}."
     if len(ok) and "majority_verdict" in ok:
         text += f" The majority of methods prefers the acceptable sentence in {int((ok.majority_verdict == 'good').sum())} of them."
     if bad:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import contextlib
+import contextvars
 import heapq
 import itertools
 import os
@@ -39,6 +40,7 @@ import time
 from pathlib import Path
 
 from accapp.models import DEFAULT_MODEL, registry
+from accapp.service import gpu
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
 PER_MODEL = max(1, int(os.environ.get("ACCAPP_PER_MODEL_CONCURRENCY", "1") or 1))
@@ -97,7 +99,9 @@ class PrioritySlots:
 
 
 class ModelThread:
-    """One thread that runs all model work, interactive work first, each priority in arrival order."""
+    """One thread that runs all model work, interactive work first, each priority in arrival order.
+    Each call runs in its caller's context (contextvars): on ZeroGPU, `spaces.GPU` reads the visitor's
+    Gradio request from it, so the GPU time is counted against that visitor's quota."""
 
     def __init__(self) -> None:
         self._heap: list = []  # bounded by the requests in flight (each caller waits for its own)
@@ -114,7 +118,8 @@ class ModelThread:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="accapp-model", daemon=True)
                 self._thread.start()
-            heapq.heappush(self._heap, (priority, next(self._seq), future, fn, args, kwargs))
+            context = contextvars.copy_context()
+            heapq.heappush(self._heap, (priority, next(self._seq), future, context.run, (fn, *args), kwargs))
             self._cond.notify()
         return future
 
@@ -165,11 +170,12 @@ class AppState:
         self._interactive = 0  # probes and prompts in with_engine now
         self._waiting_probes: dict[str, list] = {}  # per model, probe stages not yet taken (each caller waits for its own)
 
-    def compute(self, fn, *args, **kwargs):
-        """Run model work on the model thread, ahead of file steps, and wait for it (exceptions come back here)."""
+    def compute(self, fn, engine, *args, **kwargs):
+        """fn(engine, *args, **kwargs) on the model thread, ahead of file steps, and wait for it (exceptions
+        come back here); a call that runs the model goes through service.gpu (ZeroGPU's spaces.GPU)."""
         if self._thread.is_current():
-            return fn(*args, **kwargs)
-        return self._thread.submit(INTERACTIVE, fn, *args, **kwargs).result()
+            return gpu.run(fn, engine, *args, **kwargs)
+        return self._thread.submit(INTERACTIVE, gpu.run, fn, engine, *args, **kwargs).result()
 
     # ------------------------------------------------------------------ engines
     def register_engine(self, model_id: str, engine) -> None:
@@ -238,7 +244,7 @@ class AppState:
             if not taken:
                 return
             try:
-                answers = probe_stages(engine, [item for item, _ in taken])
+                answers = gpu.run(probe_stages, engine, [item for item, _ in taken])
             except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets it
                 for _, future in taken:
                     future.set_exception(exc)
@@ -285,7 +291,7 @@ class AppState:
             time.sleep(0.02)
         with self.model_slot(model_id, priority, max(0.05, deadline - time.monotonic())):
             engine = self.engine(model_id)
-            return self._thread.submit(priority, fn, engine, *args).result()
+            return self._thread.submit(priority, gpu.run, fn, engine, *args).result()
 
     def _slot(self, model_id: str) -> PrioritySlots:
         with self._lock:
@@ -335,6 +341,13 @@ class AppState:
         finally:
             for _ in range(taken):
                 slots.release()
+
+    def ran_on(self, model_id: str) -> dict | None:
+        """Where a model's results are computed (service.provenance.ran_on), or None when not loaded."""
+        from accapp.service.provenance import ran_on
+
+        engine = self._engines.get(model_id)
+        return ran_on(engine) if engine is not None else None
 
     def loaded_models(self) -> list[dict]:
         """The models loaded now, least recently used first (id, dtype, quantization, bytes, idle_s)."""
