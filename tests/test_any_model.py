@@ -115,6 +115,23 @@ def test_an_answer_of_two_tokens_makes_its_methods_unavailable_with_the_reason(e
     assert result.scores == [] and set(result.unavailable) == {"ens_l_only"}
 
 
+def test_a_scored_file_gives_the_reason_in_a_column_and_its_sidecar(engines):
+    import pandas as pd
+
+    from accapp.service import score_file
+
+    engine = engines["gpt2"]
+    result = engine.score_pair(GOOD, BAD, ["lp", "yes_no_prob_comp"])
+    columns = score_file.result_columns(result)
+    assert "'Yes' is 2 tokens" in columns["yes_no_prob_comp: unavailable"]
+    assert "lp: verdict" in columns and not any(c.startswith("yes_no_prob_comp [") for c in columns)
+    scored = score_file.Scored(pd.DataFrame({"good": [GOOD], "bad": [BAD], "error": [""]}), {0: result}, "gpt2",
+                               ["lp", "yes_no_prob_comp"], engine)
+    upload = score_file.Upload(scored.base, "pairs.csv", "0" * 64, 10, False)
+    meta = score_file.metadata(scored, upload, "wide", False, {})
+    assert set(meta["methods_unavailable"]) == {"yes_no_prob_comp"}
+
+
 def test_the_cli_prints_the_reason_in_place_of_the_scores(folders):
     out = run_cli("score", "--model", str(folders["gpt2"]), "--good", GOOD, "--bad", BAD,
                   "--methods", "lp,yes_no_prob_comp")

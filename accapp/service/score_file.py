@@ -94,6 +94,8 @@ def result_columns(result: PairResult) -> dict:
     for s in result.scores:
         for field, value in (("score_good", s.score_good), ("score_bad", s.score_bad), ("verdict", s.verdict)):
             out[column_name(s.method, str(s.template), str(s.variant), field)] = value
+    for method, why in result.unavailable.items():  # a method the model cannot run: the reason, in place of scores
+        out[column_name(method, "-", "", "unavailable")] = why
     return out
 
 
@@ -494,6 +496,7 @@ def metadata(scored: Scored, upload: Upload, layout: str, tokens: bool, files: d
                   "has_phenomenon": upload.has_phenomenon},
         "model": scored.model_id,
         "methods": scored.methods,
+        "methods_unavailable": scored.engine.unavailable_for(scored.methods) if scored.engine is not None else {},
         "format": layout,
         "tokens": bool(tokens),
         "rows": len(scored.base),
