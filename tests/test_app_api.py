@@ -68,7 +68,8 @@ def test_endpoints_are_named(client):
 
 def test_probe_every_method(client, server):
     out = client.predict(GOOD, BAD, api_name="/probe")
-    assert out["ran_on"] == {"device": "cpu", "gpu": None, "dtype": "fp32", "quantization": None, "text": "CPU · fp32"}
+    assert out["ran_on"] == {"device": "cpu", "gpu": None, "dtype": "fp32", "quantization": None, "batch_size": 64,
+                             "text": "CPU · fp32"}
     _same_both_ways("probe", server.way, out)
     assert out["model"] == "smollm2-135m-instruct" and out["good"] == GOOD
     assert len(out["verdicts"]) == 51

