@@ -207,7 +207,7 @@ def test_two_visitors_probing_at_once_load_the_model_once(monkeypatch):
     real = loading.load_model
 
     def counted(*args, **kwargs):  # the real loader, counted and slowed so the two requests overlap
-        loads.append(args[0])
+        loads.append(getattr(args[0], "id", args[0]))  # an id or the spec it resolved to
         time.sleep(0.5)
         return real(*args, **kwargs)
 
