@@ -191,8 +191,10 @@ class CausalScorer:
         if rows is None:
             rows = torch.arange(hidden.shape[0])
         masks = self._mask_table()[0] if mask_of is not None else None
-        return streamed_target_logprobs(hidden, self._project, self._vocab, rows, targets, self._softcap,
-                                        self.head_chunk_rows, self._vocab_chunk, masks, mask_of)
+        out = streamed_target_logprobs(hidden, self._project, self._vocab, rows, targets, self._softcap,
+                                       self.head_chunk_rows, self._vocab_chunk, masks, mask_of)
+        self._check_finite(out[0] if isinstance(out, tuple) else out)
+        return out
 
     def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
@@ -204,6 +206,7 @@ class CausalScorer:
         logits = self._head(hidden).float().gather(1, candidates)
         if self._softcap:
             logits = torch.tanh(logits / self._softcap) * self._softcap
+        self._check_finite(logits)
         return logits.cpu()
 
     def _prefix(self, prefix: tuple[int, ...]):
@@ -498,10 +501,11 @@ class CausalScorer:
                     results[i] = (logits if raw[i] else lps)[b, : len(answers[i])].astype(np.float32)
         return results  # type: ignore[return-value]
 
-    def _check_finite(self, lps) -> None:
-        """Scores that are not numbers come from a precision the model overflows in (Gemma 3 in
-        fp16 gave NaN for 92 % of its CLiMP scores on an H200, docs/gpu.md): say so, never a verdict."""
-        if any(v is not None and not np.isfinite(v).all() for v in lps):
+    def _check_finite(self, values: torch.Tensor) -> None:
+        """Log-probs or logits that are not numbers come from a precision the model overflows in
+        (Gemma 3 in fp16 gave NaN for 92 % of its CLiMP scores on an H200, docs/gpu.md): say so,
+        never a verdict. Checked where every projection's values come out, once a projection."""
+        if not bool(torch.isfinite(values).all()):
             lm = self.lm
             raise UserError(
                 f"{lm.spec.name} in {lm.dtype}{' (4-bit NF4)' if lm.quantization else ''} gave scores that are not numbers "
@@ -689,7 +693,6 @@ class CausalScorer:
         bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 else None for r in seq_reqs] + [None] * (len(seqs) - len(seq_reqs))
         found: dict = {}
         lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw) if seqs else []
-        self._check_finite(lps)
         for r, lp, seq in zip(seq_reqs, lps, seqs):
             out[r] = self._seq_result(r, encoded[r], seq, lp)
         chained_lp: dict = {}

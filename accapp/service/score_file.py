@@ -496,8 +496,8 @@ def metadata(scored: Scored, upload: Upload, layout: str, tokens: bool, files: d
                   "has_phenomenon": upload.has_phenomenon},
         "model": scored.model_id,
         "methods": scored.methods,
-        # methods the model cannot run, with the reason (an engine that knows of none has no such list)
-        "methods_unavailable": getattr(scored.engine, "unavailable_for", lambda methods: {})(scored.methods),
+        # methods the model cannot run, with the reason (none when no row was scored)
+        "methods_unavailable": scored.engine.unavailable_for(scored.methods) if scored.engine is not None else {},
         "format": layout,
         "tokens": bool(tokens),
         "rows": len(scored.base),
