@@ -54,7 +54,7 @@ def test_explore_link_restores_selection_with_intervals(browser, server):
         page.goto(server.url + LINK)
         # the Explore tab is opened and its views drawn for the link's selection
         page.wait_for_selector("#explore-phenomenon .js-plotly-plot")
-        page.wait_for_function("() => document.querySelector('#explore-status')?.innerText.includes('6,700 pairs')")
+        page.wait_for_function("() => document.querySelector('#explore-status')?.innerText.includes('67,000 pairs')")
         assert page.get_by_role("tab", name="Explore results").get_attribute("aria-selected") == "true"
         assert page.is_checked("#explore-template input[value='best']")
         assert MODEL in page.input_value("#explore-model input")

@@ -75,6 +75,21 @@ def test_phenomenon_interval_matches_scipy_bootstrap(shipped_state):
     assert any("95 % CI" in h and f"{len(x):,} pairs" in h for h in hover)  # the pairs behind the point
 
 
+def test_whole_benchmark_is_said_and_narrows_the_interval(shipped_state):
+    """Explore says "every pair", not a sample, and the interval over all 1,000 pairs of each paradigm is
+    narrower than the one the same code gives on the first 100 of each (the former shipped sample's size)."""
+    status = explore.status_html(BENCH, MODEL)
+    assert "67,000 pairs" in status and "every pair of the benchmark" in status and "seeded sample" not in status
+    pairs = raw_pairs("lp")
+    whole = [g.correct.to_numpy() for _, g in pairs.groupby("paradigm")]
+    sample = [x[:100] for x in whole]
+    lo_w, hi_w = CI.interval_of_mean_of_means(whole)
+    lo_s, hi_s = CI.interval_of_mean_of_means(sample)
+    # Widths scale as 1/sqrt(pairs): 10x the pairs, about 1/3.2 the width; 1/2 leaves room for chance.
+    assert (hi_w - lo_w) < 0.5 * (hi_s - lo_s)
+    assert lo_w <= 100 * np.mean([x.mean() for x in whole]) <= hi_w
+
+
 def test_overall_interval_matches_stratified_scipy_bootstrap(shipped_state):
     overall = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")[1]
     row = overall[(overall.Model == MODEL) & (overall.Method == "LP")].iloc[0]
@@ -88,7 +103,7 @@ def test_overall_interval_matches_stratified_scipy_bootstrap(shipped_state):
     res = stats.bootstrap(groups, mean_of_means, n_resamples=1000, method="percentile", vectorized=True,
                           rng=np.random.default_rng(7))
     tol = tolerance(res, len(pairs)) + 0.1  # + the table's rounding to 0.1 point
-    assert row["Pairs"] == len(pairs) == 6700
+    assert row["Pairs"] == len(pairs) == 67000  # the whole of BLiMP (issue 32)
     assert lo == pytest.approx(100 * res.confidence_interval.low, abs=tol)
     assert hi == pytest.approx(100 * res.confidence_interval.high, abs=tol)
     assert row["Accuracy (%)"] == pytest.approx(100 * np.mean([g.mean() for g in groups]), abs=0.05)

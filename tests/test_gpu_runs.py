@@ -1,5 +1,6 @@
-"""The GPU run's record (docs/gpu-runs/2026-11-26, docs/gpu.md) against its claims: CUDA fp32
-within 1e-3 of CPU fp32 on every method, and Gemma 3 in fp16 overflowing (NaN). Fast: files only."""
+"""The GPU runs' record (docs/gpu-runs/2026-11-26, docs/gpu.md) against its claims: CUDA fp32
+within 1e-3 of CPU fp32 on every method, Gemma 3 in fp16 overflowing (NaN), and the shipped whole
+BLiMP of SmolLM2 (scored on the GPU) whole and consistent. Fast: files only."""
 
 from pathlib import Path
 
@@ -19,7 +20,8 @@ def joined(model: str, bench: str, precision: str) -> pd.DataFrame:
     return m
 
 
-@pytest.mark.parametrize("model,bench,pairs", [("smollm2-135m-instruct", "blimp", 200), ("gemma3-270m", "climp", 100)])
+@pytest.mark.parametrize("model,bench,pairs", [("smollm2-135m-instruct", "blimp", 200), ("gemma3-270m", "climp", 100),
+                                               ("gemma3-270m", "blimp", 200)])
 def test_cuda_fp32_agrees_with_cpu_fp32_within_1e_3_nats(model, bench, pairs):
     m = joined(model, bench, "fp32")
     assert m.pair.nunique() == pairs and m.method.nunique() == 19
@@ -32,3 +34,49 @@ def test_gemma_in_fp16_overflows():
     m = joined("gemma3-270m", "climp", "fp16")
     assert m.score_good_gpu.isna().mean() > 0.9  # docs/gpu.md: 92 % NaN
     assert not m.score_good_cpu.isna().any()
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "precomputed" / "results"
+
+
+def test_shipped_smollm2_blimp_is_the_whole_benchmark():
+    """Every method and template on every one of BLiMP's 67,000 pairs (counted by DuckDB over the
+    shipped file against the benchmark itself), and the manifest says so and where it ran."""
+    import json
+
+    import duckdb
+
+    from accapp.runner.datasets import load_benchmark
+
+    path = SHIPPED / "smollm2-135m-instruct__blimp.parquet"
+    man = json.loads(path.with_name("smollm2-135m-instruct__blimp.manifest.json").read_text())
+    assert man["whole_benchmark"] and man["device"] == "cuda" and man["dtype"] == "fp32" and man["gpu"]
+    want = load_benchmark("blimp").groupby("paradigm").pair_id.nunique()
+    have = duckdb.sql(f"SELECT paradigm, method, template, count(DISTINCT pair_id) AS n FROM '{path}' "
+                      "GROUP BY ALL").df()
+    units = sum(len(t) for t in man["templates"].values())
+    assert len(have) == len(want) * units == 67 * 46
+    assert (have.n.to_numpy() == want.loc[have.paradigm].to_numpy()).all() and want.sum() == 67000
+
+
+def test_shipped_ensembles_follow_their_members():
+    """Each ensemble share in the shipped file equals the share recomputed from the same file's Yes/No
+    and in-template LP verdicts (the sample it replaced failed this on 48 of 6,700 pairs). Two
+    paradigms: the rule, not the size, is what is checked."""
+    from accapp.methods import formulas as F
+
+    rows = pd.read_parquet(SHIPPED / "smollm2-135m-instruct__blimp.parquet",
+                           columns=["paradigm", "pair_id", "method", "template", "correct"],
+                           filters=[("paradigm", "in", ["adjunct_island", "passive_1"])])
+    members = rows[rows.method.isin(["yes_no_prob_comp", "in_template_lp"])].pivot_table(
+        index=["paradigm", "pair_id"], columns=["method", "template"], values="correct")
+    members = members.to_dict("index")
+    checked = 0
+    for ens in F.ENSEMBLE_SETTINGS:
+        got = rows[rows.method == ens].set_index(["paradigm", "pair_id"]).correct
+        for key, share in got.items():
+            p = [members[key][("yes_no_prob_comp", str(t))] == 1.0 for t in range(1, 6)]
+            l_votes = [members[key][("in_template_lp", str(t))] == 1.0 for t in range(1, 6)]
+            assert share == F.ensemble_correct(p, l_votes, *F.ENSEMBLE_SETTINGS[ens]), (ens, key)
+            checked += 1
+    assert checked == 4 * 2000

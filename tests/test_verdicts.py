@@ -101,16 +101,17 @@ def test_reliability_from_the_shipped_run(shipped):
     rows = shipped.rows("smollm2-135m-instruct", "blimp", ["ab_prompting", "lp", "meta_question_simple"])
     for method in ("ab_prompting", "lp", "meta_question_simple"):
         r = rows[rows.method == method]
-        tmpl = r.groupby(["paradigm", "pair_id", "template"]).apply(
-            lambda g: 1 if ((g.correct == 1) & ~g.tie).all() else -1 if ((g.correct == 0) & ~g.tie).all() else 0,
-            include_groups=False)
+        r = r.assign(right=(r.correct == 1) & ~r.tie, wrong=(r.correct == 0) & ~r.tie)
+        every = r.groupby(["paradigm", "pair_id", "template"])[["right", "wrong"]].all()  # over a template's orders
+        tmpl = every.right.astype(int) - (every.wrong & ~every.right).astype(int)
         per_pair = tmpl.groupby(level=[0, 1]).sum()
         expected = 100 * float(np.mean(np.where(per_pair > 0, 1.0, np.where(per_pair == 0, 0.5, 0.0))))
         assert flags[method].accuracy == pytest.approx(expected, abs=1e-9) and flags[method].pairs == len(per_pair)
     assert flags["lp"].reliable and flags["lp"].top_answer is None
     a = rows[rows.method == "ab_prompting"]
     assert flags["ab_prompting"].top_answer == "A"
-    assert flags["ab_prompting"].top_share == pytest.approx(100 * (a.prediction == "A").mean())
+    answered = a.prediction.isin(["A", "B"])  # a tie (A and B equally likely) is no answer
+    assert flags["ab_prompting"].top_share == pytest.approx(100 * (a.prediction == "A").sum() / answered.sum())
     assert not flags["ab_prompting"].reliable and "answers A to 99.9 %" in flags["ab_prompting"].reason
     m = rows[rows.method == "meta_question_simple"].prediction.str.extractall(r"(?:good|bad):(\w+)")[0]
     assert flags["meta_question_simple"].top_answer == "No"

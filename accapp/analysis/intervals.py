@@ -100,15 +100,17 @@ def per_pair(store: Store, model: str, benchmark: str, methods: Iterable[str] | 
     FROM sel s JOIN chosen USING (method, template)
     GROUP BY s.method, s.template, s.paradigm, s.pair_id
     ORDER BY s.method, s.template, s.paradigm, s.pair_id"""
-    df = store.query(sql, params)
-    return apply_view(df, view).drop(columns="numbered")
+    chosen = methods if methods is None or isinstance(methods, str) else tuple(methods)
+    # One selection's views (overall, phenomenon, paradigm, length, ...) share these rows.
+    return store.memo(("per_pair", model, benchmark, chosen, view),
+                      lambda: apply_view(store.query(sql, params), view).drop(columns="numbered"))
 
 
 def apply_view(df: pd.DataFrame, view: str | None) -> pd.DataFrame:
     """Per-pair rows of every template (with a ``numbered`` flag) reduced to the template view."""
     if df.empty or view in (None, "best"):
         return df
-    with_numbered = set(df.loc[df.numbered, "method"])
+    with_numbered = set(df.loc[df.numbered, "method"].unique())
     rest = df[~df.method.isin(with_numbered)]
     sel = df[df.numbered]
     if view == "mean":

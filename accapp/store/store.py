@@ -40,6 +40,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "precomputed" / "results"
 DEFAULT_PUBLISHED_DIR = PROJECT_ROOT / "precomputed" / "published"
 
+MEMO_MAX = 8  # frames Store.memo keeps (one Explore selection needs 1-3)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -106,6 +107,7 @@ class Store:
         with self._lock:
             self._catalog: pd.DataFrame | None = None
             self._units: dict[tuple[str, str], pd.DataFrame] = {}
+            self._memo: dict[tuple, pd.DataFrame] = {}
             found = sorted(p for p in self.results_dir.glob("*.parquet") if not p.name.startswith(".")) if self.results_dir.is_dir() else []
             files, columns, skipped = [], set(), {}
             for path in found:  # a file DuckDB cannot read, or without the key columns, is skipped (and reported)
@@ -164,6 +166,17 @@ class Store:
                 return cur.execute(sql, params if params is not None else []).df()
             finally:
                 cur.close()
+
+    def memo(self, key: tuple, compute) -> pd.DataFrame:
+        """compute()'s frame, kept for the next call with the same key until the files change
+        (refresh). At most MEMO_MAX frames (the oldest goes first): Explore asks for the same
+        per-pair rows for several views of one selection, 67,000 pairs a benchmark when whole."""
+        with self._lock:
+            if key not in self._memo:
+                if len(self._memo) >= MEMO_MAX:
+                    self._memo.pop(next(iter(self._memo)))
+                self._memo[key] = compute()
+            return self._memo[key].copy()
 
     def has_published(self, name: str) -> bool:
         return f"published_{name}" in self.published_tables

@@ -218,7 +218,9 @@ def status_html(bench: str, model: str | None) -> str:
     bits = [f"<b>{esc(model_label(model))}</b> on <b>{esc(bench.upper())}</b>: {int(units.pairs.sum()):,} pairs in "
             f"{len(units)} paradigms"]
     per = man.get("per_paradigm_by_method") or {}
-    if per:  # runs of several sizes merged: every method on at least lo pairs a paradigm, some on more
+    if man.get("whole_benchmark"):  # every method on every pair (scripts/gpu/merge_full.py checked it)
+        bits.append("every pair of the benchmark for every method, not a sample")
+    elif per:  # runs of several sizes merged: every method on at least lo pairs a paradigm, some on more
         lo, hi = min(per.values()), max(per.values())
         more = sorted(m for m, n in per.items() if n == hi)
         size = (f"at least {lo} pairs per paradigm for every method" if lo == hi else
@@ -226,6 +228,8 @@ def status_html(bench: str, model: str | None) -> str:
         bits.append(f"{size} (seeded sample, seed {esc(man.get('seed', 0))})")
     elif man.get("per_paradigm"):
         bits.append(f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {esc(man.get('seed', 0))})")
+    if man.get("gpu"):  # where it ran (issue 32's whole-benchmark runs)
+        bits.append(f"scored on {esc(man['gpu'])} in {esc(man.get('dtype') or 'fp32')}")
     if man.get("finished"):
         bits.append(f"run finished {esc(str(man['finished'])[:10])}")
     # Which details follow the papers' code (README "What is scored, exactly"); older runs are the default.

@@ -118,6 +118,11 @@ def main() -> None:
         "vs_shipped_max_abs_diff": float(table.max_abs_diff.drop(list(ENSEMBLE_METHODS), errors="ignore").max()) if not table.empty else None,
         "vs_shipped_verdicts_changed": int(table.verdicts_changed.sum()) if not table.empty else 0,
     }
+    if not missing:  # Explore says "every pair of the benchmark", not "a sample", from this
+        man_path = path.with_name(path.name.replace(".parquet", ".manifest.json"))
+        man = json.loads(man_path.read_text(encoding="utf-8"))
+        man["whole_benchmark"] = True
+        write_json_atomic(man, man_path)
     if args.ship:
         if missing:
             print(f"not shipped: {len(missing)} units are short of pairs")

@@ -141,6 +141,14 @@ def main() -> None:
     del with_all
     (GPU / "payload.bin").unlink()
     manifest = {"total": offset, "chunk_bytes": chunk, "files": entries, "chunks": chunks}
+    # A call carries the working tree and one chunk: together under 64 MiB (docs/gpu.md).
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.split(b"\0")
+    tree = sum((ROOT / n.decode()).stat().st_size for n in listed if n and (ROOT / n.decode()).is_file())
+    room = 64 * 2**20 - tree
+    print(f"working tree {tree / 1e6:.1f} MB: a call has room for {room / 1e6:.1f} MB beside it; chunks are "
+          f"{chunk / 1e6:.1f} MB" + ("" if chunk < room else " -- TOO LARGE: move precomputed/results/*.parquet "
+                                     "out of the tree first (docs/gpu.md)"))
     text = json.dumps(manifest, indent=1)
     (GPU / "payload.json").write_text(text)
     for c in chunks:  # each call carries the manifest beside its chunk
