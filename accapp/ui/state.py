@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from accapp.models import DEFAULT_MODEL, registry
+from accapp.models.release import release_freed_memory
 from accapp.service import gpu
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
@@ -134,6 +135,9 @@ class ModelThread:
                 future.set_result(fn(*args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 future.set_exception(exc)
+            # While this thread waits for the next job, its frame must not keep the last one's
+            # engine alive: an unloaded model's weights would stay mapped (issue 33, part 7).
+            del future, fn, args, kwargs
 
 
 def model_choices() -> list[tuple[str, str]]:
@@ -361,6 +365,7 @@ class AppState:
             self._engines.pop(model_id, None)
         self.pool.drop(model_id)
         gc.collect()
+        release_freed_memory()
         try:
             import torch
 

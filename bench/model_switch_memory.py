@@ -1,0 +1,97 @@
+"""Resident memory of the app while visitors switch models (issue 33, part 7: unloading must give
+the memory back).
+
+    python bench/model_switch_memory.py [--budget 1800MB] [--models smollm2-135m-instruct,gemma3-270m,...]
+
+Starts `python app.py` on a loopback port with ACCAPP_MEMORY_BUDGET=BUDGET and no warm-up
+(ACCAPP_PRELOAD=0), reads the server's resident memory once it answers (its base), then sends one
+LP /probe per model in turn through Gradio's HTTP API (each a new visitor) and reads the server's
+resident memory after each. Prints one line per step; the last line is JSON. Exit 1 when any step
+is above the budget plus the base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
+sys.path.insert(0, str(ROOT))
+
+from app_probe import wait_until_up  # noqa: E402
+from probe_latency import free_port, http_probe  # noqa: E402
+
+from accapp.models.loading import parse_bytes  # noqa: E402
+
+SWITCHES = "smollm2-135m-instruct,gemma3-270m,smollm2-135m-instruct,gemma3-270m"
+
+
+def resident_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory (MB): VmRSS in all, RssAnon (the heap) or RssFile (mapped files: the weights)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} for {pid}")
+
+
+def mapped_weights(pid: int) -> dict[str, int]:
+    """Weight files mapped into the process (MB each): a model unloaded must leave none behind."""
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 6 and parts[5].endswith((".safetensors", ".gguf", ".bin")):
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            out[parts[5]] = out.get(parts[5], 0) + (hi - lo) // 2**20
+    return out
+
+
+def run(budget: str, models: list[str]) -> dict:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    env = {**os.environ, "PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1", "ACCAPP_MEMORY_BUDGET": budget,
+           "ACCAPP_PRELOAD": "0"}
+    log = tempfile.NamedTemporaryFile("w", suffix=".log", delete=False)
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_up(url, proc)
+        base = resident_mb(proc.pid)
+        steps = []
+        for model in models:
+            http_probe(url, "The cats sleep.", "The cats sleeps.", model, ["lp"])
+            steps.append({"model": model, "rss_mb": round(resident_mb(proc.pid)),
+                          "anon_mb": round(resident_mb(proc.pid, "RssAnon")), "file_mb": round(resident_mb(proc.pid, "RssFile")),
+                          "mapped": mapped_weights(proc.pid)})
+            print(f"after an LP probe on {model}: {steps[-1]['rss_mb']:,} MB resident (heap {steps[-1]['anon_mb']:,}, "
+                  f"mapped files {steps[-1]['file_mb']:,}); weights mapped: {steps[-1]['mapped']}", flush=True)
+        limit = parse_bytes(budget) / 2**20 + base
+        return {"budget_mb": round(parse_bytes(budget) / 2**20), "base_mb": round(base), "limit_mb": round(limit),
+                "steps": steps, "within": all(s["rss_mb"] <= limit for s in steps)}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", default="1800MB")
+    ap.add_argument("--models", default=SWITCHES)
+    args = ap.parse_args()
+    rep = run(args.budget, args.models.split(","))
+    print(f"base {rep['base_mb']:,} MB + budget {rep['budget_mb']:,} MB = {rep['limit_mb']:,} MB; "
+          f"{'within' if rep['within'] else 'ABOVE'} after every switch")
+    print(json.dumps(rep))
+    return 0 if rep["within"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
