@@ -4,7 +4,7 @@
     store <- analysis <- {service, cli}
 
 Every import counts, at the top of a module or inside a function. A module may import the
-shared leaves (errors, schema, files, words, prompts) and the layers its own layer lists.
+shared leaves (errors, schema, files, words, prompts, settings) and the layers its own layer lists.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "accapp"
-LEAVES = {"errors", "schema", "files", "words", "prompts"}
+LEAVES = {"errors", "schema", "files", "words", "prompts", "settings"}
 ALLOWED = {
     "models": set(),
     "scoring": {"models"},

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
+from accapp import settings
 from accapp.errors import UserError
 
 
@@ -96,7 +96,7 @@ def max_memory_of(args) -> int:
     machine's memory less 1 GiB (the command line hosts nothing else)."""
     from accapp.models.loading import GiB, machine_memory, parse_bytes
 
-    value = getattr(args, "max_memory", None) or os.environ.get("ACCAPP_MEMORY_BUDGET", "").strip()
+    value = getattr(args, "max_memory", None) or settings.text("ACCAPP_MEMORY_BUDGET")
     if not value:
         return max(GiB // 2, machine_memory() - GiB)
     try:
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: out of memory; try a smaller --batch-size or a smaller model", file=sys.stderr)
         return 3
     except Exception as exc:  # noqa: BLE001 - the CLI prints a message, never a traceback
-        if os.environ.get("ACCAPP_DEBUG"):
+        if settings.flag("ACCAPP_DEBUG"):
             raise
         print(f"error: {type(exc).__name__}: {exc} (set ACCAPP_DEBUG=1 for details)", file=sys.stderr)
         return 1

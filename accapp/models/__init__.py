@@ -10,12 +10,12 @@ app may load is a policy (:func:`get_spec`): the registry, the owner's allowlist
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from accapp import settings
 from accapp.errors import UserError
 
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
@@ -77,12 +77,12 @@ def remember(spec: ModelSpec) -> ModelSpec:
 
 def allow_any_model() -> bool:
     """ACCAPP_ALLOW_ANY_MODEL=1: a local run, where the app takes any hub id or path."""
-    return os.environ.get("ACCAPP_ALLOW_ANY_MODEL", "").strip().lower() in ("1", "true", "yes")
+    return settings.flag("ACCAPP_ALLOW_ANY_MODEL")
 
 
 def extra_models() -> list[str]:
     """The Space owner's allowlist beside the registry: ACCAPP_EXTRA_MODELS, comma-separated ids or paths."""
-    return [m.strip() for m in os.environ.get("ACCAPP_EXTRA_MODELS", "").split(",") if m.strip()]
+    return settings.items("ACCAPP_EXTRA_MODELS")
 
 
 def get_spec(model_id: str) -> ModelSpec:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from accapp import settings
 from accapp.errors import UserError
 from accapp.models import ModelSpec, get_spec, remember
 from accapp.models.cpu_speedups import speed_up_on_cpu
@@ -44,7 +45,7 @@ QUANTIZATIONS = (None, "nf4")
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("ACCAPP_CACHE", Path.home() / ".cache" / "accapp"))
+    return Path(settings.text("ACCAPP_CACHE") or Path.home() / ".cache" / "accapp")
 
 
 def pick_device(device: str | None = None) -> str:
@@ -364,7 +365,7 @@ def gpu_budget(memory: int | None = None) -> int:
 def budget_from_env(device: str | None = None) -> int:
     """``ACCAPP_MEMORY_BUDGET`` ('6GB', '1500MB', bytes), else :func:`gpu_budget` on CUDA and
     :func:`default_budget` on the CPU."""
-    value = os.environ.get("ACCAPP_MEMORY_BUDGET", "").strip()
+    value = settings.text("ACCAPP_MEMORY_BUDGET")
     if value:
         return parse_bytes(value)
     return gpu_budget() if pick_device(device) == "cuda" else default_budget()
@@ -373,7 +374,7 @@ def budget_from_env(device: str | None = None) -> int:
 def large_model_params() -> int:
     """Models with more parameters than this (``ACCAPP_LARGE_MODEL_PARAMS``, default 1e9) load in
     half precision, or 4-bit when that does not fit; smaller ones in fp32, as the shipped results."""
-    return int(float(os.environ.get("ACCAPP_LARGE_MODEL_PARAMS", "1e9") or 1e9))
+    return settings.integer("ACCAPP_LARGE_MODEL_PARAMS")
 
 
 def config_estimate(spec: ModelSpec) -> dict | None:

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from accapp import settings
 from accapp.errors import UserError
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
 from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
@@ -81,8 +82,8 @@ def _versions() -> dict:
 def _commit() -> str | None:
     """The code's git commit: ACCAPP_COMMIT where the code travels without its .git (a GPU
     machine), else the checkout's HEAD; None when neither is known."""
-    if os.environ.get("ACCAPP_COMMIT"):
-        return os.environ["ACCAPP_COMMIT"]
+    if settings.text("ACCAPP_COMMIT"):
+        return settings.text("ACCAPP_COMMIT")
     import subprocess
 
     try:

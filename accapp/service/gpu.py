@@ -25,13 +25,14 @@ unchanged and :func:`run` is a plain call in this process; without the `spaces` 
 from __future__ import annotations
 
 import math
-import os
 import weakref
+
+from accapp import settings
 
 
 def _import_spaces():
     """The `spaces` package, or None (not installed, or ACCAPP_SPACES=0)."""
-    if os.environ.get("ACCAPP_SPACES", "1").strip() == "0":
+    if not settings.flag("ACCAPP_SPACES"):
         return None
     try:
         import spaces
@@ -53,11 +54,8 @@ def on_zero_gpu() -> bool:
 
 
 # ------------------------------------------------------------------------------------------ duration
-def _seconds_setting(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
+def _seconds_setting(name: str, default: float | None = None) -> float:
+    return settings.number(name, default)
 
 
 # What one GPU call costs: starting the worker and moving the weights in (BASE_S), then each pair x

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from accapp import settings
 from accapp.engine import PairResult
 from accapp.errors import UserError
 from accapp.methods import resolve
@@ -49,13 +50,13 @@ from accapp.service.messages import message_of
 from accapp.service.probe import majority
 from accapp.service.provenance import provenance
 
-MAX_ROWS = int(os.environ.get("ACCAPP_UI_MAX_ROWS", "5000") or 5000)
-MAX_UPLOAD_BYTES = min(MAX_FILE_BYTES, int(float(os.environ.get("ACCAPP_MAX_UPLOAD_MB", "20") or 20) * 1024 * 1024))
+MAX_ROWS = settings.integer("ACCAPP_UI_MAX_ROWS")
+MAX_UPLOAD_BYTES = min(MAX_FILE_BYTES, int(settings.number("ACCAPP_MAX_UPLOAD_MB") * 1024 * 1024))
 MAX_METHOD_IDS = 64  # a request's list of method ids (there are 23 methods; repeats are dropped)
-STEP_S = float(os.environ.get("ACCAPP_FILE_STEP_S", "0.5") or 0.5)  # the model time one step aims at
+STEP_S = settings.number("ACCAPP_FILE_STEP_S")  # the model time one step aims at
 # ... and when no probe came for a while (the app's AppState.step_target): longer steps lose less to
 # splitting the methods, and the first probe to come waits for one of them at most.
-QUIET_STEP_S = float(os.environ.get("ACCAPP_FILE_QUIET_STEP_S", "2") or 2)
+QUIET_STEP_S = settings.number("ACCAPP_FILE_QUIET_STEP_S")
 MAX_CHUNK = 32  # pairs in one step at most
 CHECK_ROWS = 256  # rows checked (tokenized) in one step
 # Methods whose model passes are shared go in one step (the same strings); each other method alone.

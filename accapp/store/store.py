@@ -32,6 +32,7 @@ from typing import Iterable, Sequence
 import duckdb
 import pandas as pd
 
+from accapp import settings
 from accapp.errors import UserError
 from accapp.files import safe_name
 from accapp.schema import RESULT_COLUMNS
@@ -83,9 +84,9 @@ class Store:
     """
 
     def __init__(self, results_dir: str | os.PathLike | None = None, published_dir: str | os.PathLike | None = None):
-        explicit = results_dir is not None or bool(os.environ.get("ACCAPP_RESULTS_DIR"))
+        explicit = results_dir is not None or bool(settings.text("ACCAPP_RESULTS_DIR"))
         if results_dir is None:
-            results_dir = os.environ.get("ACCAPP_RESULTS_DIR") or DEFAULT_RESULTS_DIR
+            results_dir = settings.text("ACCAPP_RESULTS_DIR") or DEFAULT_RESULTS_DIR
         self.results_dir = Path(results_dir).resolve()
         self.published_dir = Path(published_dir if published_dir is not None else DEFAULT_PUBLISHED_DIR).resolve()
         if explicit and not self.results_dir.is_dir():

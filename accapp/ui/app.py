@@ -29,6 +29,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the
 
 import gradio as gr  # noqa: E402
 
+from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
 from accapp.service import gpu  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
@@ -37,8 +38,8 @@ from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 from accapp.ui.state import get_state  # noqa: E402
 
-MAX_REQUEST_BYTES = queues.setting("ACCAPP_MAX_REQUEST_KB", 1024) * 1024  # a request body other than an upload
-SESSIONS = queues.setting("ACCAPP_SESSIONS", 1000)  # visitors' page state Gradio keeps (least recent dropped)
+MAX_REQUEST_BYTES = settings.integer("ACCAPP_MAX_REQUEST_KB") * 1024  # a request body other than an upload
+SESSIONS = settings.integer("ACCAPP_SESSIONS")  # visitors' page state Gradio keeps (least recent dropped)
 
 TITLE = "Acceptability Explorer"
 HEADER = (
@@ -214,7 +215,7 @@ def main() -> None:
     # Probes and every other event: PROBE_CONCURRENCY at once; file jobs have their own queue and
     # limit (set on their events, accapp.ui.score_file); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
-    if os.environ.get("ACCAPP_PRELOAD", "1") != "0":
+    if settings.flag("ACCAPP_PRELOAD"):
         warmup = get_state().preload()
         if gpu.on_zero_gpu():  # ZeroGPU packs the weights loaded before launch: none may be loading meanwhile
             warmup.join()

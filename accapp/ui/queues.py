@@ -22,27 +22,24 @@ import contextlib
 import os
 import threading
 
+from accapp import settings
 from accapp.errors import UserError
 
 PROBE_QUEUE = "probe"  # interactive probes, prompts, the /probe API
 FILE_QUEUE = "file"  # file scoring jobs (the tab and /score_file)
 
 
-def setting(name: str, default: int, minimum: int = 1) -> int:
-    """An integer setting from the environment (blank or unset: the default; never below minimum)."""
-    try:
-        value = int(os.environ.get(name, "") or default)
-    except ValueError:
-        value = default
-    return max(minimum, value)
+def setting(name: str, default: int | None = None) -> int:
+    """An integer setting within its bounds (accapp/settings.py lists each with its default)."""
+    return settings.integer(name, default)
 
 
 # As many as a batch holds (state.PROBE_BATCH): fewer at once caps the batches (figures: docs/performance.md).
-PROBE_CONCURRENCY = setting("ACCAPP_PROBE_CONCURRENCY", setting("ACCAPP_CONCURRENCY", 16))
-FILE_CONCURRENCY = setting("ACCAPP_FILE_CONCURRENCY", 2)
-FILE_QUEUE_MAX = setting("ACCAPP_FILE_QUEUE_MAX", 8, minimum=0)
-FILE_JOBS_PER_VISITOR = setting("ACCAPP_FILE_JOBS_PER_VISITOR", 1)
-QUEUE_MAX = setting("ACCAPP_QUEUE_MAX", 64)
+PROBE_CONCURRENCY = setting("ACCAPP_PROBE_CONCURRENCY", setting("ACCAPP_CONCURRENCY"))
+FILE_CONCURRENCY = setting("ACCAPP_FILE_CONCURRENCY")
+FILE_QUEUE_MAX = setting("ACCAPP_FILE_QUEUE_MAX")
+FILE_JOBS_PER_VISITOR = setting("ACCAPP_FILE_JOBS_PER_VISITOR")
+QUEUE_MAX = setting("ACCAPP_QUEUE_MAX")
 
 _blocks = None
 _running: dict[str, int] = {}  # session -> file jobs running; bounded by FILE_CONCURRENCY entries

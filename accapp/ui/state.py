@@ -39,16 +39,17 @@ import threading
 import time
 from pathlib import Path
 
+from accapp import settings
 from accapp.models import DEFAULT_MODEL, registry
 from accapp.models.release import release_freed_memory
 from accapp.service import gpu
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
-PER_MODEL = max(1, int(os.environ.get("ACCAPP_PER_MODEL_CONCURRENCY", "1") or 1))
+PER_MODEL = settings.integer("ACCAPP_PER_MODEL_CONCURRENCY")
 INTERACTIVE, BACKGROUND = 0, 1  # priorities: probes and prompts; file steps
 BACKGROUND_WAIT_S = 0.5  # a file step waits this long for the model, then yields (Stop works meanwhile)
 # A file step that has waited this long goes in turn with the probes: a stream of probes slows a file, never stops it.
-FILE_MAX_WAIT_S = float(os.environ.get("ACCAPP_FILE_MAX_WAIT_S", "5") or 5)
+FILE_MAX_WAIT_S = settings.number("ACCAPP_FILE_MAX_WAIT_S")
 QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (service.score_file.QUIET_STEP_S)
 # A file step starts only once no probe has used a model for this long (and none is in progress): between
 # two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
@@ -56,7 +57,7 @@ INTERACTIVE_GRACE_S = 0.2
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
-PROBE_BATCH = int(os.environ.get("ACCAPP_PROBE_BATCH", "16") or 16)
+PROBE_BATCH = settings.integer("ACCAPP_PROBE_BATCH")
 
 
 class PrioritySlots:
@@ -392,7 +393,7 @@ class AppState:
     def _results_key(self):
         from accapp.store import DEFAULT_RESULTS_DIR
 
-        folder = Path(self.results_dir or os.environ.get("ACCAPP_RESULTS_DIR") or DEFAULT_RESULTS_DIR)
+        folder = Path(self.results_dir or settings.text("ACCAPP_RESULTS_DIR") or DEFAULT_RESULTS_DIR)
         if not folder.is_dir():
             return (str(folder), ())
         files = []
