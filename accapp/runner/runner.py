@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from accapp.errors import UserError
-from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
+from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
 from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
 
@@ -229,6 +229,8 @@ class BenchmarkRun:
         self.manifest_path = self.out / safe_name(self.model) / safe_name(self.bench) / "manifest.json"
         self.errors_path = self.manifest_path.with_name("errors.json")
         self.failed_path = self.manifest_path.with_name("failed_units.json")
+        if self.manifest_path.parent.is_dir():  # what a killed run (kill -9) left half-written
+            remove_stale_temps(self.manifest_path.parent)
         manifest = {
             "model": self.model, "benchmark": self.bench, "benchmark_source": CITATIONS.get(self.bench, benchmark),
             "language": self.language, "methods": info["methods"], "templates": info["templates"],
