@@ -50,11 +50,13 @@ def method_ids(kind: str | None = None) -> list[str]:
 def parse_ids(ids) -> list[str] | None:
     """Method ids from a list or a comma-separated string, duplicates dropped; None means all.
     More than MAX_METHOD_IDS ids (repeats included), or anything but a string or a list, raise UserError."""
+    if hasattr(ids, "tolist"):  # a pandas Series or numpy array of ids (the Python API)
+        ids = ids.tolist()
     if ids is None or ids == "all" or (isinstance(ids, (list, tuple)) and list(ids) == ["all"]):
         return None
     if isinstance(ids, str):
         ids = ids.split(",")
-    if not isinstance(ids, (list, tuple)):
+    if not isinstance(ids, (list, tuple, set, frozenset)):
         raise UserError("Methods must be a list of method ids or a comma-separated string.")
     check_method_count(len(ids))
     return list(dict.fromkeys(str(i).strip() for i in ids if i is not None and str(i).strip()))

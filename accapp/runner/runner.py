@@ -4,7 +4,8 @@ A unit is (model, benchmark, paradigm, method, template): its rows live in
   OUT/<model>/<benchmark>/units/<paradigm>/<method>/<template>.parquet
 Units are independent (so runs can be spread over machines and merged), a rerun skips
 what is done (a unit is done when its file holds every sampled pair), and every file is
-written to a temporary name and renamed, so a killed run never leaves half a file.
+written to a temporary name and renamed, so a killed run never leaves half a file (a rerun
+removes the temporary files of runs that were killed, accapp.files.remove_stale_temps).
 
 A run is planned as blocks (plan_blocks): up to `block_size` pairs still to do, in paradigm
 order and across paradigms, with the methods they still need; one engine call scores a block
