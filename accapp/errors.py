@@ -8,16 +8,37 @@ import unicodedata
 # (BLiMP's longest is 185 characters), short enough to keep one probe fast.
 MAX_SENTENCE_CHARS = 400
 MAX_SENTENCE_TOKENS = 128
+# A request's method ids, repeats included (there are 23 methods): every entry point checks this.
+MAX_METHOD_IDS = 64
+# Unknown values an error message names, each cut to this length: a message stays short whatever is sent.
+MAX_NAMED = 5
+MAX_NAMED_CHARS = 40
 
 
 class UserError(ValueError):
     """Bad input from a person: shown as a message, never as a traceback."""
 
 
+def name_some(items) -> str:
+    """'a, b, c, d, e and 12 more': the first MAX_NAMED items (each cut short), the rest counted."""
+    items = list(items)
+    shown = [s if len(s) <= MAX_NAMED_CHARS else s[:MAX_NAMED_CHARS] + "…" for s in map(str, items[:MAX_NAMED])]
+    more = len(items) - len(shown)
+    return ", ".join(shown) + (f" and {more:,} more" if more else "")
+
+
+def check_method_count(n: int) -> None:
+    """Refuse a request with more than MAX_METHOD_IDS method ids (counted before repeats are dropped)."""
+    if n > MAX_METHOD_IDS:
+        raise UserError(f"{n:,} method ids were sent; at most {MAX_METHOD_IDS} are accepted.")
+
+
 def validate_sentence(text: object, label: str = "sentence") -> str:
     """Return the sentence stripped of surrounding whitespace, or raise UserError."""
-    if text is None or not isinstance(text, str):
+    if text is None:
         raise UserError(f"The {label} is missing: type a sentence.")
+    if not isinstance(text, str):
+        raise UserError(f"The {label} must be text, not a {type(text).__name__}.")
     stripped = text.strip()
     if not stripped:
         raise UserError(f"The {label} is empty: type a sentence.")

@@ -6,6 +6,7 @@ import csv
 import errno
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,11 +27,46 @@ def safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))
 
 
+TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")  # write_atomic's temporary names: .<name>.<pid>.tmp
+
+
+def temp_path(path: Path, pid: int | None = None) -> Path:
+    """The hidden temporary name write_atomic writes `path` under (this process's pid by default)."""
+    return path.with_name(f".{path.name}.{os.getpid() if pid is None else pid}.tmp")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, owned by someone else
+        return True
+    except (OverflowError, ValueError):  # no process can have such a pid
+        return False
+    return True
+
+
+def remove_stale_temps(folder: Path) -> list[Path]:
+    """Remove the temporary files write_atomic left under `folder` in processes that are gone (a
+    kill -9 skips its clean-up); a live process's are left alone. Returns those removed."""
+    removed = []
+    for p in Path(folder).rglob(".*.tmp"):
+        m = TEMP_NAME.match(p.name)
+        if m and p.is_file() and not pid_alive(int(m.group(1))):
+            try:
+                p.unlink()
+                removed.append(p)
+            except FileNotFoundError:  # another run removed it first
+                pass
+    return removed
+
+
 def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
     """Call write(tmp) on a temporary name beside `path`, then rename it into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temp_path(path)
     try:
         write(tmp)
         os.replace(tmp, path)

@@ -56,8 +56,11 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
     """
     from tqdm.auto import tqdm
 
+    from accapp.methods import resolve
+
+    resolve(methods, None)  # too many or unknown method ids fail before a model loads
     engine = _engine(model, dtype, quantization, language, in_template_scope, trust_remote_code, max_memory)
-    engine.resolve(methods)  # bad method ids fail before any work
+    engine.resolve(methods)  # ... and methods the model's kind cannot run, before any work
     valid, errors = engine.check_pairs((i, good, bad, {"pair": i}) for i, (good, bad) in enumerate(_as_pairs(pairs)))
     if errors:
         first = min(errors)

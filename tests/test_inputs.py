@@ -108,7 +108,7 @@ def test_app_refuses_a_hundred_thousand_rows_with_a_message(monkeypatch, tmp_pat
     path.write_bytes(_csv([(f"The dog {i} barks.", f"The dog {i} bark.") for i in range(100_000)]))
     state.set_state(state.AppState(results_dir=tmp_path))
     try:
-        with pytest.raises(gr.Error, match="100,000 rows; this app scores at most 5,000"):
+        with pytest.raises(gr.Error, match="more than 5,000 rows; the limit is 5,000"):
             list(score_file.run_score(str(path), "smollm2-135m-instruct", ["lp"]))
     finally:
         state.set_state(None)

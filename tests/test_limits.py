@@ -348,3 +348,67 @@ def test_a_full_disk_is_a_message_not_a_500(client, app, tmp_path):
     finally:
         filler.unlink(missing_ok=True)
     assert re.search(r"disk full while handling /gradio_api/upload", app.log_tail(200_000))
+
+
+# ------------------------------------------------------------------------------------------ abuse (issue 33)
+def _sse_error(app, endpoint: str, data: list) -> str | None:
+    """A raw call to an endpoint (as any HTTP client may send it): its error message, None on success."""
+    import httpx
+
+    r = httpx.post(app.url + f"gradio_api/call/{endpoint}", json={"data": data}, timeout=30)
+    assert r.status_code == 200, r.text[:300]
+    r = httpx.get(app.url + f"gradio_api/call/{endpoint}/{r.json()['event_id']}", timeout=120)
+    if "event: error" not in r.text:
+        return None
+    return json.loads(r.text.split("event: error", 1)[1].split("data:", 1)[1].strip().splitlines()[0])["error"]
+
+
+def _log_after(app, start: int) -> str:
+    time.sleep(0.5)  # the server's last lines reach its log
+    return app.log.read_text(encoding="utf-8", errors="replace")[start:]
+
+
+@pytest.mark.slow
+def test_refused_inputs_are_a_message_and_one_log_line(app, client, tmp_path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import ValidationError
+
+    start = len(app.log.read_text(encoding="utf-8", errors="replace"))
+    with pytest.raises(ValidationError, match="65 method ids were sent; at most 64"):  # file scoring: the same cap
+        client.predict(handle_file(str(_csv(tmp_path / "one.csv", [(GOOD, BAD)]))), "smollm2-135m-instruct",
+                       ["lp"] * 65, api_name="/score_file")
+    assert _sse_error(app, "probe", [GOOD]) == "/probe takes 4 input values; the request sent 1."
+    assert "The model must be a model id" in _sse_error(app, "probe", [GOOD, BAD, ["smollm2-135m-instruct"], ["lp"]])
+    assert "65 method ids were sent; at most 64" in _sse_error(app, "probe", [GOOD, BAD, "smollm2-135m-instruct", ["lp"] * 65])
+    unknown = _sse_error(app, "probe", [GOOD, BAD, "smollm2-135m-instruct", [f"nope{i}" for i in range(60)]])
+    assert "nope0, nope1, nope2, nope3, nope4 and 55 more" in unknown and len(unknown) < 1_000
+    for _ in range(20):  # one visitor sending invalid dropdown values to an internal endpoint
+        assert _sse_error(app, "on_bench_change", ["x" * 5_000]) == (
+            "/on_bench_change was sent a value that is not one of its choices.")
+    log = _log_after(app, start)
+    assert "Traceback" not in log
+    assert log.count("refused a request to /on_bench_change") == 20
+    assert max(len(line) for line in log.splitlines()) < 500
+
+
+@pytest.mark.slow
+def test_an_overlong_address_is_414_before_routing(app):
+    import http.client
+
+    start = len(app.log.read_text(encoding="utf-8", errors="replace"))
+    host, port = app.url.split("//")[1].strip("/").split(":")
+
+    def get(query_chars: int) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        try:
+            conn.request("GET", "/?tab=probe&good=" + "a" * query_chars)
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    status, body = get(70_000)
+    assert status == 414 and b"longer than this app reads" in body and len(body) < 200
+    status, _ = get(10_000)  # a link over the 8,192 characters the page reads: the page says so itself
+    assert status == 200
+    assert "Traceback" not in _log_after(app, start)

@@ -1,15 +1,19 @@
 """The benchmark runner on a user's file, on a tiny random Llama-style model (fast tier): every
 pair goes through the engine's check_pair as `score` does, and a pair that fails is recorded
-with its error while the run goes on."""
+with its error while the run goes on; a rerun removes what a killed run left half-written."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 
 from accapp.engine import Engine, make_scorer
+from accapp.files import temp_path
 from accapp.runner.runner import run_benchmark
 
 
@@ -42,3 +46,33 @@ def test_user_file_pairs_are_checked_like_score_and_failures_recorded(engine, tm
 
     again = run_benchmark(engine, str(file), "lp,mean_lp,pen_lp", out, progress=False)
     assert again["units_written"] == 0 and again["pairs_failed"] == 2  # done; the bad rows are retried, not lost
+
+
+def _dead_pid() -> int:
+    """The pid of a process killed with kill -9 (as a run killed midway)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    return proc.pid
+
+
+def test_a_rerun_removes_the_temporary_files_of_killed_runs_only(engine, tmp_path):
+    file = tmp_path / "mine.csv"
+    pd.DataFrame({"good": ["The dog barks."], "bad": ["The dog bark."]}).to_csv(file, index=False)
+    out = tmp_path / "runs"
+    run_benchmark(engine, str(file), "lp", out, progress=False)
+    unit = next((out / "smollm2-135m-instruct" / "mine" / "units").rglob("*.parquet"))
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # another run, still writing
+    try:
+        stale = temp_path(unit, _dead_pid())
+        stale_manifest = temp_path(out / "smollm2-135m-instruct" / "mine" / "manifest.json", _dead_pid())
+        live = temp_path(unit, alive.pid)
+        for p in (stale, stale_manifest, live):
+            p.write_bytes(b"half a file")
+        again = run_benchmark(engine, str(file), "lp", out, progress=False)
+        assert again["units_written"] == 0  # nothing to redo: the unit's own file is whole
+        assert not stale.exists() and not stale_manifest.exists()
+        assert live.exists()  # a live process's file is left alone
+    finally:
+        alive.kill()
+        alive.wait(timeout=10)

@@ -10,7 +10,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from accapp.errors import UserError
+from accapp.errors import UserError, check_method_count, name_some
 
 PLAIN_FILE = Path(__file__).with_name("data") / "plain.json"
 
@@ -48,11 +48,17 @@ def method_ids(kind: str | None = None) -> list[str]:
 
 
 def parse_ids(ids) -> list[str] | None:
-    """Method ids from a list or a comma-separated string, duplicates dropped; None means all."""
+    """Method ids from a list or a comma-separated string, duplicates dropped; None means all.
+    More than MAX_METHOD_IDS ids (repeats included), or anything but a string or a list, raise UserError."""
+    if hasattr(ids, "tolist"):  # a pandas Series or numpy array of ids (the Python API)
+        ids = ids.tolist()
     if ids is None or ids == "all" or (isinstance(ids, (list, tuple)) and list(ids) == ["all"]):
         return None
     if isinstance(ids, str):
         ids = ids.split(",")
+    if not isinstance(ids, (list, tuple, set, frozenset)):
+        raise UserError("Methods must be a list of method ids or a comma-separated string.")
+    check_method_count(len(ids))
     return list(dict.fromkeys(str(i).strip() for i in ids if i is not None and str(i).strip()))
 
 
@@ -68,12 +74,12 @@ def resolve(ids, kind: str | None = "causal") -> list:
     unknown = [i for i in wanted if i not in table]
     if unknown:
         known = ", ".join(i for i in table if kind is None or table[i].kind == kind)
-        raise UserError(f"Unknown method(s): {', '.join(unknown)}. Known methods: {known}.")
+        raise UserError(f"Unknown method(s): {name_some(unknown)}. Known methods: {known}.")
     if not wanted:
         raise UserError("No method selected.")
     if kind is not None:
         wrong = [i for i in wanted if table[i].kind != kind]
         if wrong:
             need = "a masked LM" if kind == "causal" else "a causal LM"
-            raise UserError(f"Method(s) {', '.join(wrong)} need {need}; pick another model or other methods.")
+            raise UserError(f"Method(s) {name_some(wrong)} need {need}; pick another model or other methods.")
     return [table[i] for i in wanted]

@@ -4,7 +4,8 @@ A unit is (model, benchmark, paradigm, method, template): its rows live in
   OUT/<model>/<benchmark>/units/<paradigm>/<method>/<template>.parquet
 Units are independent (so runs can be spread over machines and merged), a rerun skips
 what is done (a unit is done when its file holds every sampled pair), and every file is
-written to a temporary name and renamed, so a killed run never leaves half a file.
+written to a temporary name and renamed, so a killed run never leaves half a file (a rerun
+removes the temporary files of runs that were killed, accapp.files.remove_stale_temps).
 
 A run is planned as blocks (plan_blocks): up to `block_size` pairs still to do, in paradigm
 order and across paradigms, with the methods they still need; one engine call scores a block
@@ -34,7 +35,7 @@ import pandas as pd
 
 from accapp import settings
 from accapp.errors import UserError
-from accapp.files import safe_name, write_json_atomic, write_parquet_atomic
+from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
 from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
 
@@ -230,6 +231,8 @@ class BenchmarkRun:
         self.manifest_path = self.out / safe_name(self.model) / safe_name(self.bench) / "manifest.json"
         self.errors_path = self.manifest_path.with_name("errors.json")
         self.failed_path = self.manifest_path.with_name("failed_units.json")
+        if self.manifest_path.parent.is_dir():  # what a killed run (kill -9) left half-written
+            remove_stale_temps(self.manifest_path.parent)
         manifest = {
             "model": self.model, "benchmark": self.bench, "benchmark_source": CITATIONS.get(self.bench, benchmark),
             "language": self.language, "methods": info["methods"], "templates": info["templates"],

@@ -24,6 +24,7 @@ from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import all_methods, method_ids, parse_ids, resolve
 from accapp.methods.base import MethodScore
+from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.schema import BUILTIN_BENCHMARKS
 from accapp.service import verdicts
 from accapp.service.gpu import method_count, model_call
@@ -62,6 +63,16 @@ def probe_methods(kind: str, methods) -> list[str]:
         raise UserError("Pick at least one method.")
     resolve(wanted, kind)
     return wanted
+
+
+def model_spec(model):
+    """The spec of a request's model (None or '' = the default model); anything but a string id is
+    refused with a message here, before it reaches code that expects one."""
+    if model is None or model == "":
+        model = DEFAULT_MODEL
+    if not isinstance(model, str):
+        raise UserError(f"The model must be a model id (a string such as '{DEFAULT_MODEL}'), not a {type(model).__name__}.")
+    return get_spec(model)
 
 
 def check_probe(kind: str, good, bad, methods) -> list[str]:

@@ -41,18 +41,17 @@ import pandas as pd
 from accapp import settings
 from accapp.engine import PairResult
 from accapp.errors import UserError
-from accapp.methods import resolve
+from accapp.methods import parse_ids, resolve
 from accapp.models import get_spec
 from accapp.runner.datasets import MAX_FILE_BYTES, parse_pairs
 from accapp.schema import ENSEMBLE_METHODS
 from accapp.service.gpu import model_call
 from accapp.service.messages import message_of
-from accapp.service.probe import majority
+from accapp.service.probe import majority, model_spec
 from accapp.service.provenance import provenance
 
 MAX_ROWS = settings.integer("ACCAPP_UI_MAX_ROWS")
 MAX_UPLOAD_BYTES = min(MAX_FILE_BYTES, int(settings.number("ACCAPP_MAX_UPLOAD_MB") * 1024 * 1024))
-MAX_METHOD_IDS = 64  # a request's list of method ids (there are 23 methods; repeats are dropped)
 STEP_S = settings.number("ACCAPP_FILE_STEP_S")  # the model time one step aims at
 # ... and when no probe came for a while (the app's AppState.step_target): longer steps lose less to
 # splitting the methods, and the first probe to come waits for one of them at most.
@@ -130,7 +129,8 @@ def read_upload_info(path) -> Upload:
         raise UserError("The uploaded file is gone from the server (an upload is removed once scored, and after an hour): upload it again.")
     check_upload_size(path.stat().st_size)
     data = path.read_bytes()
-    pairs = parse_pairs(data, path.name, bad_lines="row")
+    # the app's own row limit, so the message names the limit that applies (and parsing stops there)
+    pairs = parse_pairs(data, path.name, bad_lines="row", max_rows=MAX_ROWS)
     return Upload(pairs, path.name, hashlib.sha256(data).hexdigest(), len(data), _has_column(data, path.name, "phenomenon"))
 
 
@@ -155,12 +155,9 @@ def check_upload_size(size: int) -> None:
 
 def check_methods(model_id: str, methods) -> list[str]:
     """The method ids of a request, repeats dropped, before anything loads (a list over
-    MAX_METHOD_IDS ids is refused, as is a method the model's kind cannot run)."""
-    spec = get_spec(model_id)
-    methods = list(methods or [])
-    if len(methods) > MAX_METHOD_IDS:
-        raise UserError(f"{len(methods):,} method ids were sent; at most {MAX_METHOD_IDS} are accepted.")
-    methods = list(dict.fromkeys(str(m) for m in methods))
+    accapp.errors.MAX_METHOD_IDS ids is refused, as is a method the model's kind cannot run)."""
+    spec = model_spec(model_id)
+    methods = parse_ids(methods or []) or []  # the cap and the types, as every entry point checks them
     if not methods:
         raise UserError("Pick at least one method.")
     resolve(methods, spec.kind)

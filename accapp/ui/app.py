@@ -8,8 +8,8 @@ that keep a public Space up (queues, memory, uploads, request sizes) are listed 
 
 Requests are bounded before they reach a handler: an upload by Gradio's own ``max_file_size``
 (``ACCAPP_MAX_UPLOAD_MB``, 20), any other request body by :class:`BoundedRequests`
-(``ACCAPP_MAX_REQUEST_KB``, 1024), which also answers a full disk with a message (HTTP 507)
-instead of a bare HTTP 500.
+(``ACCAPP_MAX_REQUEST_KB``, 1024), which also refuses an address over ``MAX_URL_CHARS`` (HTTP 414)
+and answers a full disk with a message (HTTP 507) instead of a bare HTTP 500.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -33,13 +34,19 @@ from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
 from accapp.service import gpu  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
-from accapp.ui import about, cite, explore, gallery, probe, queues, score_file  # noqa: E402
+from accapp.ui import about, cite, explore, gallery, links, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 from accapp.ui.state import get_state  # noqa: E402
 
 MAX_REQUEST_BYTES = settings.integer("ACCAPP_MAX_REQUEST_KB") * 1024  # a request body other than an upload
+# A request's path and query: twice the longest link the app reads (links.MAX_QUERY_CHARS), so an
+# over-long link still gets its message in the page; anything longer is refused (414) before routing.
+MAX_URL_CHARS = 2 * links.MAX_QUERY_CHARS
 SESSIONS = settings.integer("ACCAPP_SESSIONS")  # visitors' page state Gradio keeps (least recent dropped)
+
+MAX_REFUSAL_CHARS = 200  # what a refused input's message keeps of Gradio's (which echoes the value sent)
+log = logging.getLogger("accapp.ui")
 
 TITLE = "Acceptability Explorer"
 HEADER = (
@@ -61,8 +68,9 @@ def private_temp_dir() -> str:
 
 
 class BoundedRequests:
-    """ASGI middleware: a request body over ``MAX_REQUEST_BYTES`` is refused (413) before a handler
-    reads it (uploads are bounded by Gradio's ``max_file_size`` instead), and a full disk while
+    """ASGI middleware: an address (path and query) over ``MAX_URL_CHARS`` is refused (414) and a
+    request body over ``MAX_REQUEST_BYTES`` (413) before a handler reads them (uploads are bounded by
+    Gradio's ``max_file_size`` instead), and a full disk while
     handling a request (an upload being stored) is answered with a message (507), not a bare 500."""
 
     def __init__(self, app) -> None:
@@ -78,9 +86,16 @@ class BoundedRequests:
                     "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
+    @staticmethod
+    def _url_chars(scope) -> int:
+        return len(scope.get("raw_path") or scope.get("path", "")) + len(scope.get("query_string") or b"")
+
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if self._url_chars(scope) > MAX_URL_CHARS:
+            return await self._send_text(send, 414, f"The address is longer than this app reads "
+                                                    f"({MAX_URL_CHARS:,} characters); use a shorter link.")
         limit = None if self._is_upload(scope.get("path", "")) else MAX_REQUEST_BYTES
         headers = dict(scope.get("headers") or [])
         too_big = (f"The request is larger than this app accepts ({MAX_REQUEST_BYTES // 1024:,} KB); "
@@ -140,6 +155,37 @@ class _TooLarge(Exception):
     pass
 
 
+class CheckedBlocks(gr.Blocks):
+    """gr.Blocks whose refusals of a request's inputs (too few values, a value not among a
+    dropdown's choices, one a component cannot read) are a short message and one log line:
+    Gradio's own print a traceback per request, so one visitor could flood the log."""
+
+    async def preprocess_data(self, block_fn, inputs, state, explicit_call=False):
+        try:
+            return await super().preprocess_data(block_fn, inputs, state, explicit_call)
+        except OSError:  # the machine's trouble (a full disk), not the visitor's input
+            raise
+        except Exception as exc:  # noqa: BLE001 - bad input, answered with a message
+            raise refusal(block_fn, inputs, exc) from None
+
+
+def refusal(block_fn, inputs, exc: Exception) -> gr.Error:
+    """The message (and the one log line) for inputs Gradio refused before a handler ran."""
+    where = f"/{block_fn.api_name}" if block_fn.api_name else (block_fn.name or "an event")
+    wanted, got = len(block_fn.inputs), len(inputs or [])
+    detail = str(getattr(exc, "message", exc) or type(exc).__name__).splitlines()[0]
+    if got < wanted:
+        text = f"{where} takes {wanted} input values; the request sent {got}."
+    elif "not in the list of choices" in detail:  # Gradio's own message echoes the value and every choice
+        text = f"{where} was sent a value that is not one of its choices."
+    else:
+        if len(detail) > MAX_REFUSAL_CHARS:
+            detail = detail[:MAX_REFUSAL_CHARS] + "…"
+        text = f"{where} cannot take a value it was sent: {detail}"
+    log.warning("[accapp] refused a request to %s: %s", where, text)
+    return gr.Error(text, print_exception=False)
+
+
 def status() -> dict:
     """The app's load and memory: the models loaded (least recently used first, with the memory each
     is counted for), the memory budget, this process's resident memory, the file jobs queued, and
@@ -172,7 +218,7 @@ def theme():
 def build_app() -> gr.Blocks:
     private_temp_dir()
     # Uploads and result files older than an hour are removed every 30 minutes (and all at exit).
-    with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
+    with CheckedBlocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
         gr.HTML(HEADER)
         with gr.Tabs(selected="probe", elem_id="main-tabs") as tabs:
             with gr.Tab("Probe a pair", id="probe", elem_id="tab-probe"):

@@ -16,8 +16,13 @@ from accapp.service.messages import DEVICE_MESSAGE, OOM_MESSAGE, is_device_error
 log = logging.getLogger("accapp.ui")
 
 
+MAX_LOGGED_CHARS = 200  # a refused request's log line keeps this much of its message
+
+
 def _as_message(fn, exc: Exception) -> gr.Error:
-    if not isinstance(exc, UserError):
+    if isinstance(exc, UserError):  # the visitor's input: one line, never a traceback
+        log.warning("[accapp] %s refused: %s", fn.__name__, str(exc)[:MAX_LOGGED_CHARS])
+    else:
         log.error("error in %s:\n%s", fn.__name__, traceback.format_exc())
     try:
         import torch

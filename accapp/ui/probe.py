@@ -424,8 +424,8 @@ def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str
 
 @friendly
 def _probe_api(good, bad, model, methods):
+    spec = svc.model_spec(model)  # a model that is not a string id is refused here
     model = model or DEFAULT_MODEL
-    spec = get_spec(model)
     methods = svc.check_probe(spec.kind, good, bad, methods or None)
     rel = svc.reliability_for(_store_or_none(), model, good, bad, svc.pair_meta(good, bad))
     result, words, rule = get_state().probe_stage(model, good, bad, methods, True)
