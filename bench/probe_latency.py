@@ -134,7 +134,8 @@ def staged(model: str, n: int, threads: int | None) -> dict:
 
     from accapp.methods import method_ids
     from accapp.models import get_spec
-    from accapp.ui import probe, state
+    from accapp.service import host as state
+    from accapp.ui import probe
 
     if threads:
         torch.set_num_threads(threads)

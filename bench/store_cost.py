@@ -35,8 +35,8 @@ def measure() -> dict:
     out = {}
     t = time.perf_counter()
     sys.path.insert(0, str(ROOT))
+    from accapp.service.host import get_state
     from accapp.ui import explore
-    from accapp.ui.state import get_state
     out["import_s"], out["import_rss_mb"] = round(time.perf_counter() - t, 2), round(peak_rss_mb())
     t = time.perf_counter()
     store = get_state().store()

@@ -15,7 +15,8 @@ from scipy import stats
 
 from accapp.analysis import intervals as CI
 from accapp.methods.formulas import tie_tolerance
-from accapp.ui import explore, links, plots, state
+from accapp.service import host as state
+from accapp.ui import explore, links, plots
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "precomputed" / "results"

@@ -201,7 +201,7 @@ def test_two_visitors_probing_at_once_load_the_model_once(monkeypatch):
     import time
 
     from accapp.models import loading
-    from accapp.ui.state import AppState
+    from accapp.service.host import AppState
 
     loads = []
     real = loading.load_model

@@ -23,7 +23,7 @@ ALLOWED = {
     "analysis": {"store"},
     "runner": {"models", "scoring", "methods", "engine"},
     "service": {"models", "methods", "engine", "store", "analysis", "runner"},
-    "public": {"models", "engine"},
+    "public": {"models", "methods", "engine"},
     "cli": {"models", "methods", "engine", "runner", "analysis", "store"},
     "ui": {"models", "methods", "engine", "runner", "service", "store", "analysis"},
 }

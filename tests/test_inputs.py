@@ -102,7 +102,8 @@ def test_app_refuses_a_hundred_thousand_rows_with_a_message(monkeypatch, tmp_pat
     """The web app scores at most 5,000 rows at a time: a 100,000-row upload gets a message, at once."""
     import gradio as gr
 
-    from accapp.ui import score_file, state
+    from accapp.service import host as state
+    from accapp.ui import score_file
 
     path = tmp_path / "big.csv"
     path.write_bytes(_csv([(f"The dog {i} barks.", f"The dog {i} bark.") for i in range(100_000)]))

@@ -83,7 +83,7 @@ def test_memory_plan_refuses_what_cannot_fit_and_halves_large_models():
 
 # ------------------------------------------------------------------------------------------ priority
 def test_a_waiting_probe_gets_the_model_before_waiting_file_steps():
-    from accapp.ui.state import BACKGROUND, INTERACTIVE, ModelThread, PrioritySlots
+    from accapp.service.host import BACKGROUND, INTERACTIVE, ModelThread, PrioritySlots
 
     slots = PrioritySlots(1)
     assert slots.acquire(BACKGROUND)

@@ -16,7 +16,7 @@ def counted_state(smollm):
     """An AppState with SmolLM2's engine whose score_pairs records each call's number of pairs:
     (state, engine, calls, the real score_pairs)."""
     from accapp.engine import build_engine
-    from accapp.ui.state import AppState
+    from accapp.service.host import AppState
 
     state = AppState()
     engine = build_engine(smollm.spec.id, lm=smollm)

@@ -16,8 +16,9 @@ import pytest
 
 from accapp.errors import UserError
 from accapp.schema import ENSEMBLE_METHODS
+from accapp.service import host as state
 from accapp.service import score_file as svc
-from accapp.ui import score_file, state
+from accapp.ui import score_file
 
 MODEL = "smollm2-135m-instruct"
 METHODS = ["lp", "mean_lp", "in_template_lp", "ab_prompting", "ens_mix_p3"]

@@ -18,10 +18,11 @@ from accapp.errors import UserError, validate_sentence
 from accapp.methods.base import Answers, MethodScore
 from accapp.models import DEFAULT_MODEL
 from accapp.scoring.api import Pair
+from accapp.service import host as state
 from accapp.service import probe as svc
 from accapp.service import score_file as file_svc
 from accapp.store import Store
-from accapp.ui import about, explore, probe, probe_view, score_file, state
+from accapp.ui import about, explore, probe, probe_view, score_file
 from accapp.ui.common import OOM_MESSAGE, esc, friendly
 from tests.fixtures.results_small import MODEL as TOY
 from tests.fixtures.results_small import toy_rows, write_results

@@ -19,7 +19,7 @@ class Weights:  # stands for a model's tensors: anything a job is handed
 
 
 def test_model_thread_lets_go_of_its_last_job():
-    from accapp.ui.state import INTERACTIVE, ModelThread
+    from accapp.service.host import INTERACTIVE, ModelThread
 
     worker, weights = ModelThread(), Weights()
     alive = weakref.ref(weights)

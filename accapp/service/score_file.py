@@ -4,7 +4,7 @@ Every row is checked on its own (``engine.check_pairs``): a row that fails (an e
 one too long, a line of the file that could not be read) gets its message in the ``error``
 column and the others are scored. The engine is reached through ``run(fn, *args)``, which calls
 ``fn(engine, *args)``: the app runs it as a low-priority step on the model
-(:meth:`accapp.ui.state.AppState.background`, which may raise :class:`ModelBusy`: the step is
+(:meth:`accapp.service.host.AppState.background`, which may raise :class:`ModelBusy`: the step is
 tried again after a yield, and after ``ACCAPP_FILE_MAX_WAIT_S`` seconds of waiting it goes in
 turn with the probes, so a stream of probes never starves a file), :func:`direct` runs it in place.
 

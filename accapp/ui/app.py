@@ -33,11 +33,11 @@ import gradio as gr  # noqa: E402
 from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
 from accapp.service import gpu  # noqa: E402
+from accapp.service.host import get_state  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
 from accapp.ui import about, cite, explore, gallery, links, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
-from accapp.ui.state import get_state  # noqa: E402
 
 MAX_REQUEST_BYTES = settings.integer("ACCAPP_MAX_REQUEST_KB") * 1024  # a request body other than an upload
 # A request's path and query: twice the longest link the app reads (links.MAX_QUERY_CHARS), so an

@@ -24,9 +24,9 @@ from accapp.engine import convention_label
 from accapp.errors import UserError
 from accapp.methods import display_name
 from accapp.models import registry
+from accapp.service.host import BENCHMARKS, get_state
 from accapp.ui import hu_levy_view, links, plots
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
-from accapp.ui.state import BENCHMARKS, get_state
 
 PREFERRED = ("lp", "in_template_lp", "yes_no_prob_comp")
 DEFAULT_TEMPLATE = "mean"  # Ide et al. 2025 Table 3 reports the mean over the five templates

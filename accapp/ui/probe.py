@@ -23,6 +23,7 @@ from accapp.methods import method_ids
 from accapp.models import DEFAULT_MODEL, allow_any_model, get_spec
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
+from accapp.service.host import ANY, BENCHMARKS, get_state, model_choices, paradigms, phenomena, random_pair
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import links, plots
@@ -39,7 +40,6 @@ from accapp.ui.probe_view import (
     votes_html,
 )
 from accapp.ui.queues import PROBE_QUEUE
-from accapp.ui.state import ANY, BENCHMARKS, get_state, model_choices, paradigms, phenomena, random_pair
 
 log = logging.getLogger("accapp.ui")
 EXAMPLE = ("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")

@@ -4,7 +4,7 @@ scored (issue 22). Settings are environment variables; the defaults suit a small
 - ``PROBE_QUEUE``: probes, prompts, the ``/probe`` API, ``ACCAPP_PROBE_CONCURRENCY`` at once
   (16, the most probes one engine call scores together, ``ACCAPP_PROBE_BATCH``: with fewer, waiting
   probes cannot join a batch; also the limit of every other event, Explore's included). They
-  still take the model one batch at a time (:mod:`accapp.ui.state`).
+  still take the model one batch at a time (:mod:`accapp.service.host`).
 - ``FILE_QUEUE``: file jobs, ``ACCAPP_FILE_CONCURRENCY`` at once (2); at most
   ``ACCAPP_FILE_QUEUE_MAX`` (8) waiting, and ``ACCAPP_FILE_JOBS_PER_VISITOR`` (1) queued or running
   per visitor (Gradio session): another is refused at once, with where the first one stands.
@@ -12,7 +12,7 @@ scored (issue 22). Settings are environment variables; the defaults suit a small
 - ``ACCAPP_QUEUE_MAX`` (64): events waiting in all queues together (Gradio's ``max_size``).
 
 Both queues share the model: a file job is scored in short steps, each taking the model at low
-priority and giving it back (:meth:`accapp.ui.state.AppState.background`), so a probe waits for one
+priority and giving it back (:meth:`accapp.service.host.AppState.background`), so a probe waits for one
 step at most, never for a file.
 """
 

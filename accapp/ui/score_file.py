@@ -34,11 +34,11 @@ from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_a
 from accapp.methods import display_name, method_ids
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import score_file as svc
+from accapp.service.host import get_state, model_choices
 from accapp.service.probe import method_choices
 from accapp.ui import queues
 from accapp.ui.common import esc, friendly, intro, note
 from accapp.ui.queues import FILE_CONCURRENCY, FILE_QUEUE
-from accapp.ui.state import get_state, model_choices
 
 MAX_ROWS = svc.MAX_ROWS
 DEFAULT_METHODS = ["lp", "mean_lp", "pen_lp", "in_template_lp", "yes_no_prob_comp"]

@@ -1,4 +1,6 @@
-"""What the app keeps between requests: loaded models, one engine per model, the results store.
+"""The model host: what the app keeps between requests (loaded models, one engine per model, the
+results store) and who gets the model when. It lives below the UI (issue 33): the tabs, the
+Python API's app paths and the benchmarks reach models through it, and it knows nothing of Gradio.
 
 Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one through
 :meth:`AppState.with_engine`. Benchmark pairs come from :mod:`accapp.service.pairs`.
