@@ -15,3 +15,12 @@ def test_ruff_finds_nothing():
     cmd = [ruff] if ruff else [sys.executable, "-m", "ruff"]
     out = subprocess.run([*cmd, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+def test_the_app_logs_through_logging():
+    """print is for the command line's own output (cli/, report, settings' table); everything else logs
+    through `logging` (issue 33), so the app's lines share one format and level."""
+    allowed = {"accapp/cli/__init__.py", "accapp/cli/bench.py", "accapp/analysis/report.py", "accapp/settings.py"}
+    printing = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "accapp").rglob("*.py")
+                      if "print(" in p.read_text(encoding="utf-8"))
+    assert set(printing) <= allowed, set(printing) - allowed

@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -37,6 +36,7 @@ from accapp.errors import UserError
 from accapp.runner.datasets import bench_name, language_of
 from accapp.runner.runner import BLOCK, BenchmarkRun, Block, BlockResult, describe, score_block
 
+log = logging.getLogger("accapp.runner")
 RAY_MISSING = ("--ray needs Ray, an optional extra that is not installed: pip install -r requirements-ray.txt "
                "(or pip install -e '.[ray]'); the serial runner (no --ray) needs nothing more.")
 IN_FLIGHT = 2  # blocks per worker: one being scored, the next already there
@@ -161,9 +161,9 @@ def run_benchmark_ray(
     gpus = default_gpus_per_worker(model, resources.get("GPU", 0)) if gpus_per_worker is None else gpus_per_worker
     n = workers or default_workers(resources, gpus, cpus_per_worker)
     if gpus > resources.get("GPU", 0) or cpus_per_worker > resources.get("CPU", 0):
-        print(f"warning: a worker asks for {gpus:g} GPU and {cpus_per_worker:g} CPU; the cluster has {resources.get('GPU', 0):g} "
-              f"GPU and {resources.get('CPU', 0):g} CPU now, so workers wait until an autoscaler adds them "
-              "(--gpus-per-worker 0 runs on CPUs)", file=sys.stderr)
+        log.warning("a worker asks for %g GPU and %g CPU; the cluster has %g GPU and %g CPU now, so workers wait "
+                    "until an autoscaler adds them (--gpus-per-worker 0 runs on CPUs)", gpus, cpus_per_worker,
+                    resources.get("GPU", 0), resources.get("CPU", 0))
     actor_class = ray.remote(num_cpus=cpus_per_worker, num_gpus=gpus, max_restarts=max_restarts,
                              max_task_retries=max_restarts, concurrency_groups={"ping": 1})(BlockWorker)
     actors = [actor_class.remote(config, max(1, int(cpus_per_worker))) for _ in range(n)]

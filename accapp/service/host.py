@@ -34,6 +34,7 @@ import contextlib
 import contextvars
 import heapq
 import itertools
+import logging
 import os
 import shutil
 import tempfile
@@ -47,6 +48,7 @@ from accapp.models.release import release_freed_memory
 from accapp.service import gpu
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
+log = logging.getLogger("accapp.host")
 PER_MODEL = settings.integer("ACCAPP_PER_MODEL_CONCURRENCY")
 INTERACTIVE, BACKGROUND = 0, 1  # priorities: probes and prompts; file steps
 BACKGROUND_WAIT_S = 0.5  # a file step waits this long for the model, then yields (Stop works meanwhile)
@@ -342,7 +344,7 @@ class AppState:
                 if not slots.acquire(INTERACTIVE, max(0.0, deadline - time.monotonic())):
                     return False
                 taken += 1
-            print(f"[accapp] unloading {model_id} to make room (memory budget)", flush=True)
+            log.info("unloading %s to make room (memory budget)", model_id)
             self.unload(model_id)
             return True
         finally:
@@ -385,7 +387,7 @@ class AppState:
                 with self.model_slot(model_id):
                     self.engine(model_id)
             except Exception as exc:  # noqa: BLE001 - a failed warm-up is retried by the first request
-                print(f"[accapp] preloading {model_id} failed: {exc}", flush=True)
+                log.warning("preloading %s failed: %s", model_id, exc)
 
         t = threading.Thread(target=run, name=f"preload-{model_id}", daemon=True)
         t.start()

@@ -63,7 +63,7 @@ def private_temp_dir() -> str:
         folder = tempfile.mkdtemp(prefix="accapp-gradio-")
         os.environ["GRADIO_TEMP_DIR"] = folder
         atexit.register(shutil.rmtree, folder, True)
-        print(f"[accapp] uploads and result files go to {folder} (removed at exit)", flush=True)
+        log.info("uploads and result files go to %s (removed at exit)", folder)
     return os.environ["GRADIO_TEMP_DIR"]
 
 
@@ -134,7 +134,7 @@ class BoundedRequests:
         except OSError as exc:
             if not is_disk_full(exc) or started:
                 raise
-            print(f"[accapp] disk full while handling {scope.get('path')}: {exc}", flush=True)
+            log.warning("disk full while handling %s: %s", scope.get("path"), exc)
             if limit is None:
                 self._remove_partial_uploads(since)
             await self._send_text(send, 507, DISK_FULL_MESSAGE)
@@ -215,7 +215,20 @@ def theme():
     )
 
 
+def configure_logging() -> None:
+    """The app's own log lines ("[accapp] ...", every accapp logger) on stdout, once; others' as they were."""
+    root = logging.getLogger("accapp")
+    if not any(getattr(h, "accapp", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("[accapp] %(message)s"))
+        handler.accapp = True
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        root.propagate = False
+
+
 def build_app() -> gr.Blocks:
+    configure_logging()
     private_temp_dir()
     # Uploads and result files older than an hour are removed every 30 minutes (and all at exit).
     with CheckedBlocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
@@ -267,7 +280,7 @@ def main() -> None:
             warmup.join()
     from starlette.middleware import Middleware
 
-    print("[accapp] limits: " + json.dumps(status()["limits"]), flush=True)
+    log.info("limits: %s", json.dumps(status()["limits"]))
     demo.launch(server_name=host, server_port=port, theme=theme(), css=CSS, show_error=False, ssr_mode=False,
                 footer_links=["api", "settings"], max_file_size=MAX_UPLOAD_BYTES, state_session_capacity=SESSIONS,
                 app_kwargs={"middleware": [Middleware(BoundedRequests)]})
