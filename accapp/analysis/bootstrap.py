@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from accapp.analysis.accuracy import NUMERIC_TEMPLATE, best_template
+from accapp.analysis.intervals import resampled_means
 from accapp.errors import UserError
 from accapp.store import Store
 
@@ -50,22 +51,13 @@ def _default_templates(store: Store, model: str, benchmark: str, method: str) ->
 
 
 def bootstrap_p(diff: np.ndarray, n_resamples: int = 1000, seed: int = 0) -> float:
-    """Share of resamples (with replacement, size len(diff)) whose mean difference is <= 0."""
+    """Share of resamples (with replacement, size len(diff)) whose mean difference is <= 0. The
+    resampling is the intervals' (one resampler for the project: :func:`.intervals.resampled_means`)."""
     diff = np.asarray(diff, dtype=float)
-    n = len(diff)
-    if n == 0:
+    if len(diff) == 0:
         raise UserError("No pairs to resample.")
-    rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_resamples, 4_000_000 // n))  # bound the index matrix to ~32 MB
-    not_above = 0
-    done = 0
-    while done < n_resamples:
-        k = min(chunk, n_resamples - done)
-        idx = rng.integers(0, n, size=(k, n))
-        sums = diff[idx].sum(axis=1)
-        not_above += int(np.count_nonzero(sums <= 1e-9 * n))  # tolerance for float sums of shares
-        done += k
-    return not_above / n_resamples
+    means = resampled_means(diff, n_resamples, np.random.default_rng(seed))
+    return float(np.count_nonzero(means <= 1e-9)) / n_resamples  # tolerance for float sums of shares
 
 
 def paired_bootstrap(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
