@@ -115,7 +115,8 @@ def main() -> None:
         "file_mb": round(path.stat().st_size / 1e6, 1),
         "vs_shipped_rows": int(table.rows.sum()) if not table.empty else 0,
         # Ensembles score a vote share, not nats: their differences are votes, counted as verdicts.
-        "vs_shipped_max_abs_diff": float(table.max_abs_diff.drop(list(ENSEMBLE_METHODS), errors="ignore").max()) if not table.empty else None,
+        "vs_shipped_max_abs_diff": (float(table.max_abs_diff.drop(list(ENSEMBLE_METHODS), errors="ignore").max())
+                                    if not table.empty else None),
         "vs_shipped_verdicts_changed": int(table.verdicts_changed.sum()) if not table.empty else 0,
     }
     if not missing:  # Explore says "every pair of the benchmark", not "a sample", from this
