@@ -85,6 +85,19 @@ def csv_text(df) -> str:
     return buf.getvalue()
 
 
+def rows_csv_text(rows, columns) -> str:
+    """Rows (dicts) as CSV text under the same rules as csv_text, for a table built row by row
+    (values written as the csv module writes them: no pandas dtype coercion)."""
+    import io
+
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow([neutralise_cell(c) for c in columns])
+    for row in rows:
+        writer.writerow([neutralise_cell(row.get(c, "")) for c in columns])
+    return buf.getvalue()
+
+
 def csv_bytes(df) -> bytes:
     """What a CSV file the app offers holds: csv_text(df) in UTF-8 with a BOM."""
     return csv_text(df).encode(CSV_ENCODING)

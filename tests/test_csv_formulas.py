@@ -50,9 +50,11 @@ def user_run(tmp_path, monkeypatch):
         pytest.skip("needs the shipped Gemma 3 BLiMP results")
     df = pd.read_parquet(SOURCE)
     paradigms = sorted(df.paradigm.unique())[:4]
-    df = df[df.paradigm.isin(paradigms) & (df.pair_id.astype(int) < 20)].copy()
+    df = df[df.paradigm.isin(paradigms)].copy()
+    nth = df.assign(n=df.pair_id.astype(int)).groupby("paradigm").n.rank(method="dense").astype(int) - 1
+    df, nth = df[nth < 20], nth[nth < 20]  # the sample's first 20 pairs of each paradigm
     which = df.paradigm.map({p: i for i, p in enumerate(paradigms)})
-    start = df.pair_id.astype(int) % 4
+    start = nth % 4
     df["model"] = USER_MODEL
     df["paradigm"] = which.map(dict(enumerate(PARADIGMS)))
     df["phenomenon"] = which.map(dict(enumerate(PHENOMENA)))
@@ -72,6 +74,7 @@ def test_explores_csv_downloads_neutralise_formula_cells(user_run):
     out = explore._render("blimp", USER_MODEL, ["lp", "mean_lp", "in_template_lp"], "mean", False, "all", "lp")
     written = {k: v for k, v in out[-1].items() if v}
     assert {"overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-paradigm", "wrong-pairs"} <= set(written)
+    assert "80" in out[1]["Pairs"].astype(str).tolist()  # the user's run: 4 paradigms of 20 pairs
     for name, path in written.items():
         rows = _cells(Path(path).read_bytes())
         assert len(rows) > 1, name
@@ -99,3 +102,10 @@ def test_every_csv_writer_is_the_one_in_accapp_files(tmp_path):
     assert Path(explore.write_csv(df, "t", folder=tmp_path / "explore")).read_bytes() == want  # Explore's downloads
     assert score_file.write_csv(df, tmp_path / "scored.csv").read_bytes() == want  # Score a file's results
     assert files.write_csv_atomic(df, tmp_path / "direct.csv").read_bytes() == want
+
+
+def test_rows_written_one_by_one_follow_the_same_rules():
+    rows = [{"a": "=1+1", "b": "-x"}, {"a": "plain", "b": "@y"}, {"a": "a\nb"}]  # a missing value: empty
+    text = files.rows_csv_text(rows, ["a", "b"])
+    assert text == files.csv_text(pd.DataFrame(rows, columns=["a", "b"]).fillna(""))
+    assert text.splitlines()[1] == "'=1+1,'-x" and text.endswith('"a\nb",\r\n')
