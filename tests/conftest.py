@@ -52,7 +52,7 @@ def tiny_gemma():
 # ------------------------------------------------------------------ the fast tier's promise, checked
 # `bash scripts/test.sh --fast` (or ACCAPP_FAST_TIER=1) runs the tier that loads no real model,
 # starts no server or app process and drives no browser. There, any test that does fails, so a
-# test that needs one must carry its marker (slow, server or browser; pytest.ini).
+# test that needs one must carry its marker (slow, process or browser; pytest.ini).
 import os  # noqa: E402
 import subprocess  # noqa: E402
 
@@ -71,7 +71,7 @@ class FastTierViolation(BaseException):  # BaseException: an `except Exception` 
 
 def _violate(what: str) -> None:
     _violations.append(what)
-    raise FastTierViolation(f"the fast tier (ACCAPP_FAST_TIER) {what}: mark the test slow, server or browser "
+    raise FastTierViolation(f"the fast tier (ACCAPP_FAST_TIER) {what}: mark the test slow, process or browser "
                             "(pytest.ini)")
 
 
