@@ -92,19 +92,55 @@ def neutralise_cell(value):
     return value
 
 
-def write_csv_atomic(df, path: Path) -> Path:
-    """A results CSV safe to open in a spreadsheet: text cells neutralised (neutralise_cell),
-    lines ended by CRLF so that a cell holding a CR or LF, a quote or a comma is quoted (the csv
-    module quotes a cell containing any character of its line terminator); rows in = rows out."""
+# ------------------------------------------------------------------------------ every CSV the app offers
+# One writer for them all (Explore's downloads, Score a file's results, tokens and summary): text cells
+# and column names neutralised (neutralise_cell; numbers stay numbers), lines ended by CRLF so that a
+# cell holding a CR or LF, a quote or a comma is quoted (the csv module quotes a cell containing any
+# character of its line terminator), UTF-8 with a BOM so that a spreadsheet reads it as UTF-8.
+CSV_ENCODING = "utf-8-sig"
+
+
+def neutralised(df):
+    """A copy of ``df`` whose text cells and column names a spreadsheet cannot run as formulas."""
     import pandas as pd
 
     safe = df.copy()
     for col in safe.columns:
         if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
             safe[col] = safe[col].map(neutralise_cell)
+    safe.columns = [neutralise_cell(c) for c in safe.columns]
+    return safe
 
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:  # newline="": the csv module ends its own lines
-            safe.to_csv(f, index=False, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
 
-    return write_atomic(path, write)
+def csv_text(df) -> str:
+    """``df`` as CSV text, formula cells neutralised, CRLF line ends, no index; rows in = rows out."""
+    import io
+
+    buf = io.StringIO(newline="")  # the csv module ends its own lines
+    neutralised(df).to_csv(buf, index=False, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    return buf.getvalue()
+
+
+def rows_csv_text(rows, columns) -> str:
+    """Rows (dicts) as CSV text under the same rules as csv_text, for a table built row by row
+    (values written as the csv module writes them: no pandas dtype coercion)."""
+    import io
+
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow([neutralise_cell(c) for c in columns])
+    for row in rows:
+        writer.writerow([neutralise_cell(row.get(c, "")) for c in columns])
+    return buf.getvalue()
+
+
+def csv_bytes(df) -> bytes:
+    """What a CSV file the app offers holds: csv_text(df) in UTF-8 with a BOM."""
+    return csv_text(df).encode(CSV_ENCODING)
+
+
+def write_csv_atomic(df, path: Path, data: bytes | None = None) -> Path:
+    """A CSV safe to open in a spreadsheet (csv_bytes), written atomically; ``data``: csv_bytes(df)
+    when the caller has it already."""
+    data = csv_bytes(df) if data is None else data
+    return write_atomic(path, lambda tmp: tmp.write_bytes(data))

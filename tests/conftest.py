@@ -47,3 +47,108 @@ def tiny_gemma():
     from tests import tiny_models
 
     return tiny_models.tiny_gemma3()
+
+
+# ------------------------------------------------------------------ the fast tier's promise, checked
+# `bash scripts/test.sh --fast` (or ACCAPP_FAST_TIER=1) runs the tier that loads no real model,
+# starts no server or app process and drives no browser. There, any test that does fails, so a
+# test that needs one must carry its marker (slow, process or browser; pytest.ini).
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+FAST_ENV = "ACCAPP_FAST_TIER"
+TINY_PARAMS = 30_000_000  # tests/tiny_models.py's models: ~3 M (Llama) and ~17 M (Gemma 3) parameters
+_violations: list[str] = []
+
+
+def fast_tier() -> bool:
+    return os.environ.get(FAST_ENV, "") not in ("", "0")
+
+
+class FastTierViolation(BaseException):  # BaseException: an `except Exception` in the code under test lets it through
+    pass
+
+
+def _violate(what: str) -> None:
+    _violations.append(what)
+    raise FastTierViolation(f"the fast tier (ACCAPP_FAST_TIER) {what}: mark the test slow, process or browser "
+                            "(pytest.ini)")
+
+
+def _argv_text(args) -> str:
+    return " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
+
+
+def _install_fast_guard() -> None:
+    from accapp.models import loading
+
+    real_load_weights = loading.load_weights
+
+    def load_weights(auto_class, spec, where, *args, **kwargs):  # every load_model's weights go through here
+        model, tokenizer = real_load_weights(auto_class, spec, where, *args, **kwargs)
+        n = sum(p.numel() for p in model.parameters())
+        if n > TINY_PARAMS:
+            _violate(f"loads a real model ({spec.id}, {n:,} parameters)")
+        return model, tokenizer
+
+    loading.load_weights = load_weights
+
+    real_popen_init = subprocess.Popen.__init__
+
+    def popen_init(self, args, *a, **kw):
+        text = _argv_text(args)
+        words = text.split()
+        if "app.py" in text or "app_zerogpu.py" in text or ("-m" in words and "accapp" in words):
+            _violate(f"starts the app or its command line in a subprocess ({text[:120]})")
+        return real_popen_init(self, args, *a, **kw)
+
+    subprocess.Popen.__init__ = popen_init
+
+    try:
+        import gradio
+
+        real_launch = gradio.Blocks.launch
+
+        def launch(self, *a, **kw):
+            _violate("starts a Gradio server")
+            return real_launch(self, *a, **kw)
+
+        gradio.Blocks.launch = launch
+    except ImportError:
+        pass
+    try:
+        from tests import ui_server
+
+        def no_browser(*a, **kw):
+            _violate("drives a browser")
+
+        ui_server.launch_browser = no_browser
+    except ImportError:
+        pass
+
+
+def pytest_configure(config):
+    if fast_tier():
+        _install_fast_guard()
+
+
+REAL_MODEL_FIXTURES = ("smollm", "gemma")  # above: session-scoped, so only the first user would load
+
+
+def pytest_runtest_setup(item):
+    item._fast_seen = len(_violations)
+    if fast_tier():
+        used = [f for f in REAL_MODEL_FIXTURES if f in item.fixturenames]
+        if used:
+            _violate(f"uses the real-model fixture {used[0]}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    seen = getattr(item, "_fast_seen", len(_violations))
+    new, item._fast_seen = _violations[seen:], len(_violations)
+    if fast_tier() and new:  # also when the code under test caught it, or it was raised in a thread
+        report = outcome.get_result()
+        report.outcome = "failed"
+        report.longrepr = "fast tier: " + "; ".join(new)

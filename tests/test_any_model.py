@@ -132,6 +132,7 @@ def test_a_scored_file_gives_the_reason_in_a_column_and_its_sidecar(engines):
     assert set(meta["methods_unavailable"]) == {"yes_no_prob_comp"}
 
 
+@pytest.mark.process  # runs python -m accapp
 def test_the_cli_prints_the_reason_in_place_of_the_scores(folders):
     out = run_cli("score", "--model", str(folders["gpt2"]), "--good", GOOD, "--bad", BAD,
                   "--methods", "lp,yes_no_prob_comp")
@@ -171,12 +172,14 @@ def test_what_is_not_a_language_model_is_refused_in_one_sentence_naming_what_was
         resolve_model("nope")
 
 
+@pytest.mark.process  # runs python -m accapp
 def test_the_cli_refuses_a_classifier_with_exit_code_2_and_no_traceback(folders):
     out = run_cli("score", "--model", str(folders["classifier"]), "--good", GOOD, "--bad", BAD)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().count("\n") == 0 and "is a classifier (BertForSequenceClassification)" in out.stderr
 
 
+@pytest.mark.process  # runs python -m accapp
 def test_a_hub_id_offline_with_nothing_cached_gets_a_clear_message_and_leaves_nothing(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     out = run_cli("score", "--model", "allenai/OLMo-2-0425-1B@main", "--good", GOOD, "--bad", BAD, env=env)
@@ -203,6 +206,7 @@ def test_an_8b_config_is_refused_on_16gb_in_fp32_and_accepted_in_4_bit():
     assert plan.quantization == "nf4" and plan.bytes < 8 * GiB
 
 
+@pytest.mark.process  # runs python -m accapp
 def test_the_cli_refuses_a_cached_8b_config_over_max_memory_before_loading_and_inspects_it(tmp_path):
     repo = "test-org/llama-3-8b-config-only"
     am.hub_cache_with_config(tmp_path / "hf", repo, am.LLAMA3_8B_CONFIG)
@@ -215,6 +219,7 @@ def test_the_cli_refuses_a_cached_8b_config_over_max_memory_before_loading_and_i
     assert nf4.returncode == 2 and "Traceback" not in nf4.stderr
 
 
+@pytest.mark.process  # runs python -m accapp
 def test_a_cached_hub_id_at_a_revision_resolves_offline_and_the_registry_overrides_what_is_found(folders, tmp_path):
     """SmolLM2's hub id with its config and tokenizer in the cache (no weights): --inspect finds the
     conventions, and the registry entry with that hub id overrides them (name, languages)."""
@@ -255,6 +260,7 @@ def test_provenance_records_the_path_as_given_the_weights_sha256_and_the_convent
     assert found["used"]["languages"] == "unknown"
 
 
+@pytest.mark.process  # runs python -m accapp
 def test_bench_results_of_a_folder_model_sit_in_the_store_under_that_name(folders, tmp_path):
     from accapp.store.store import Store
 
@@ -418,6 +424,7 @@ def test_the_memory_estimate_from_config_is_within_5_percent_of_the_real_paramet
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_inspect_prints_the_findings_parameters_and_memory_without_loading_weights():
     out = run_cli("models", "--inspect", str(_copy_of(SMOL)))
     assert out.returncode == 0, out.stderr

@@ -14,7 +14,7 @@ import pytest
 
 from tests.ui_server import start_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
 

@@ -14,7 +14,7 @@ import pytest
 from tests.fixtures.results_small import write_results
 from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."

@@ -78,6 +78,7 @@ def _units(out: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
     rows = ["good,bad,paradigm"]
     for para in ("p1", "p2", "p3"):
@@ -115,6 +116,7 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     """runs/ is not committed: a new machine resumes from the consolidated file alone. A run of
     more pairs for fewer methods merges into it; the manifest says how many pairs each method has.

@@ -9,6 +9,8 @@ import pytest
 SCORE = [sys.executable, "-m", "accapp", "score"]
 CASSEROLE = ["--good", "These casseroles disgust Kayla.", "--bad", "These casseroles disgusts Kayla."]
 
+pytestmark = pytest.mark.process  # every test runs python -m accapp
+
 
 def run(args, timeout=600):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout)

@@ -14,7 +14,7 @@ import pytest
 
 from tests.ui_server import CHROMIUM, ROOT, launch_browser, screenshot, start_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)"),
               pytest.mark.skipif(not (ROOT / "precomputed/results/smollm2-135m-instruct__blimp.parquet").exists(),
                                  reason="needs the shipped SmolLM2 BLiMP results")]
@@ -86,7 +86,9 @@ def test_explore_link_restores_selection_with_intervals(browser, server):
         # a figure's data as CSV
         with page.expect_download() as dl:
             page.click("#explore-csv-accuracy-by-phenomenon")
-        text = Path(dl.value.path()).read_text(encoding="utf-8")
+        raw = Path(dl.value.path()).read_bytes()
+        assert raw.startswith(b"\xef\xbb\xbf")  # the BOM: a spreadsheet reads it as UTF-8 (accapp.files.csv_bytes)
+        text = raw.decode("utf-8-sig")
         assert text.startswith("model,benchmark,method,template,phenomenon") and "ci_low" in text.splitlines()[0]
         # the paradigm view follows the link's phenomenon
         page.get_by_role("tab", name="By paradigm").click()

@@ -11,7 +11,7 @@ from accapp.service import gallery as data
 from tests.test_app_browser import textbox, wait_done
 from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 

@@ -51,6 +51,7 @@ def test_engine_scores_or_refuses_each_input(engine, label, sentence, refused):
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_cli_emoji_scored_and_bidi_override_refused():
     base = [sys.executable, "-m", "accapp", "score", "--methods", "lp", "--format", "json"]
     ok = subprocess.run(base + ["--good", "The dog 🐶 barks.", "--bad", "The dog 🐶 bark."], capture_output=True, text=True, timeout=600)

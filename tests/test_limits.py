@@ -189,6 +189,7 @@ def _blimp(n: int, seed: int = 0) -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_oversize_upload_is_cut_off_by_gradio(client, app, tmp_path):
     import httpx
     from gradio_client import handle_file
@@ -206,6 +207,7 @@ def test_oversize_upload_is_cut_off_by_gradio(client, app, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_wide_header_and_bad_lines_through_the_app(client, tmp_path):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
@@ -237,6 +239,7 @@ def test_wide_header_and_bad_lines_through_the_app(client, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_memory_budget_fits_one_of_two_models_least_recently_used_unloaded(client, app):
     from gradio_client.exceptions import AppError
 
@@ -261,6 +264,7 @@ def test_memory_budget_fits_one_of_two_models_least_recently_used_unloaded(clien
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_one_file_job_per_visitor_probes_beside_it_and_a_prompt_cancel(client, app, tmp_path):
     from gradio_client import Client, handle_file
     from gradio_client.exceptions import ValidationError
@@ -303,6 +307,7 @@ def test_one_file_job_per_visitor_probes_beside_it_and_a_prompt_cancel(client, a
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_request_bodies_are_bounded(app):
     import httpx
 
@@ -314,6 +319,7 @@ def test_request_bodies_are_bounded(app):
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_a_full_disk_is_a_message_not_a_500(client, app, tmp_path):
     import httpx
     from gradio_client import handle_file

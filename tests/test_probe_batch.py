@@ -32,6 +32,7 @@ def counted_state(smollm):
     return state, engine, calls, real
 
 
+@pytest.mark.slow  # the real SmolLM2
 def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
     state, engine, calls, real = counted_state(smollm)
     pairs = list(zip(blimp.good.head(12), blimp.bad.head(12))) + [("", "A cat sleeps.")]
@@ -64,6 +65,7 @@ def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
             assert a.score_good == pytest.approx(b.score_good, rel=1e-5)
 
 
+@pytest.mark.slow  # the real SmolLM2
 def test_visitors_probing_one_after_another_keep_sharing_engine_calls(smollm, blimp):
     """Visitors who send their next probe as soon as the last is answered keep being batched: a
     caller answered by another's batch stops waiting for the model at once (before, it waited for

@@ -15,6 +15,7 @@ from accapp.models.loading import weight_files
 from accapp.service.provenance import provenance, sha256_of
 
 
+@pytest.mark.slow  # the real SmolLM2
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="needs coreutils sha256sum")
 def test_weight_hash_matches_sha256sum(smollm):
     files = weight_files(smollm)
@@ -23,6 +24,7 @@ def test_weight_hash_matches_sha256sum(smollm):
     assert sha256_of(files[0]) == want
 
 
+@pytest.mark.slow  # the real SmolLM2
 def test_record_names_the_loaded_model_and_the_versions(smollm):
     record = provenance(build_engine(smollm.spec.id, lm=smollm))
     assert record["model_id"] == "smollm2-135m-instruct"

@@ -104,6 +104,7 @@ def test_a_killed_worker_is_restarted_and_every_unit_completes(ray, serial_run, 
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_a_killed_driver_resumes_losing_and_duplicating_nothing(ray, serial_run, tmp_path):
     address = ray.get_runtime_context().gcs_address
     cmd = [sys.executable, "-m", "accapp", "bench", "--model", MODEL, "--benchmark", "blimp", "--methods", ",".join(METHODS),

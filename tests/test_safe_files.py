@@ -22,7 +22,8 @@ def test_formula_cells_are_text_and_numbers_stay_numbers(tmp_path):
     df = pd.DataFrame({"good": EVIL + AWKWARD, "score": [-1.5] * (len(EVIL) + len(AWKWARD)),
                        "n": list(range(len(EVIL) + len(AWKWARD)))})
     path = write_csv_atomic(df, tmp_path / "out.csv")
-    with open(path, encoding="utf-8", newline="") as f:
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")  # a BOM: a spreadsheet reads it as UTF-8
+    with open(path, encoding="utf-8-sig", newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["good", "score", "n"] and len(rows) == 1 + len(df)  # rows in = rows out
     cells = [r[0] for r in rows[1:]]

@@ -31,6 +31,7 @@ ROWS = [  # (phenomenon, good, bad): three phenomena, a failing row, one pair wi
     ("wh", "What did you see?", "What did you see it?"),
     ("npi", "The cat sat.", "The cat sat."),
 ]
+pytestmark = pytest.mark.slow  # every test scores on the real SmolLM2 (the smollm fixture, or the app it starts)
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +203,7 @@ def test_malformed_uploads_give_a_message_and_no_file(app, tmp_path):
     assert after == before
 
 
-@pytest.mark.slow
+@pytest.mark.process
 def test_api_endpoints_layouts_and_every_file(tmp_path_factory, upload):
     """/score_file as before (three inputs: the wide CSV), with layout='long', and /score_file_all."""
     from gradio_client import Client, handle_file
@@ -229,7 +230,7 @@ def test_api_endpoints_layouts_and_every_file(tmp_path_factory, upload):
         srv.stop()
 
 
-@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.browser
 def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(tmp_path_factory, upload):
     """In headless Chromium: the long layout and the tokens box, the downloads (result CSV first,

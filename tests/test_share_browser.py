@@ -19,7 +19,7 @@ import pytest
 from tests.test_app_browser import textbox, wait_done
 from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 TIMEOUT_MS = 300_000

@@ -22,6 +22,7 @@ from accapp import analysis as A
 from accapp.analysis import intervals as CI
 from accapp.engine import convention_label
 from accapp.errors import UserError
+from accapp.files import csv_bytes
 from accapp.methods import display_name
 from accapp.models import registry
 from accapp.service.host import BENCHMARKS, get_state
@@ -126,13 +127,14 @@ def prune(folder: Path, keep: int = CSV_KEEP) -> None:
 
 
 def write_csv(df: pd.DataFrame | None, name: str, folder: Path | None = None) -> str | None:
-    """Write ``df`` as UTF-8 CSV atomically (a temp file renamed into place); the file is named by its
-    content, so the same table is written once. None for no data."""
+    """Write ``df`` as the app's CSV (accapp.files.csv_bytes: formula cells neutralised, UTF-8 with a
+    BOM) atomically (a temp file renamed into place); the file is named by its content, so the same
+    table is written once. None for no data."""
     if df is None or df.empty:
         return None
     folder = folder or csv_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    data = df.to_csv(index=False).encode("utf-8")
+    data = csv_bytes(df)
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80]
     path = folder / f"{safe}-{hashlib.sha256(data).hexdigest()[:12]}.csv"
     if not path.exists():
