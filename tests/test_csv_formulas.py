@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from accapp import files
-from accapp.ui import explore, score_file, state
+from accapp.service import host as state
+from accapp.ui import explore, score_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "precomputed" / "results" / "gemma3-270m__blimp.parquet"  # a small shipped run, as a template

@@ -36,6 +36,7 @@ def test_release_freed_memory_asks_the_allocator():
 
 
 @pytest.mark.slow
+@pytest.mark.process  # starts python app.py
 def test_switching_models_stays_within_the_budget_plus_the_base(capsys):
     from model_switch_memory import run
 

@@ -18,15 +18,13 @@ newest KEEP_FILES files (older ones are deleted): a busy app never fills its dis
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
 import time
 from pathlib import Path
 
-from accapp.files import neutralise_cell, safe_name, write_atomic
+from accapp.files import rows_csv_text, safe_name, write_atomic
 
 FORMAT = "accapp-probe-export/1"
 KEEP_FILES = 200  # exports kept in the folder (JSON and CSV count one each); older ones are deleted
@@ -145,14 +143,9 @@ def _flat(obj, prefix: str = ""):
 
 
 def csv_text(record: dict) -> str:
-    """The long table as CSV text, safe in a spreadsheet (a text cell that would run as a formula
-    gets a leading apostrophe; CRLF line ends so a cell holding a line break is quoted)."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writeheader()
-    for row in csv_rows(record):
-        writer.writerow({k: neutralise_cell(v) for k, v in row.items()})
-    return buf.getvalue()
+    """The long table as CSV text, safe in a spreadsheet: the one writer's rules (accapp.files:
+    a text cell that would run as a formula gets a leading apostrophe; CRLF line ends)."""
+    return rows_csv_text(csv_rows(record), CSV_COLUMNS)
 
 
 def json_text(record: dict) -> str:
