@@ -47,7 +47,7 @@ def measure() -> dict:
         res = explore._render("blimp", None, None, None, False, "all", None)
         out[f"{step}_render_s"], out[f"{step}_render_rss_mb"] = round(time.perf_counter() - t, 2), round(peak_rss_mb())
     out["models"] = models
-    out["status"] = res[0][:160]
+    out["status"] = res["status"][:160]
     return out
 
 

@@ -73,9 +73,9 @@ def user_run(tmp_path, monkeypatch):
 
 def test_explores_csv_downloads_neutralise_formula_cells(user_run):
     out = explore._render("blimp", USER_MODEL, ["lp", "mean_lp", "in_template_lp"], "mean", False, "all", "lp")
-    written = {k: v for k, v in out[-1].items() if v}
+    written = {k: v for k, v in out["files"].items() if v}
     assert {"overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-paradigm", "wrong-pairs"} <= set(written)
-    assert "80" in out[1]["Pairs"].astype(str).tolist()  # the user's run: 4 paradigms of 20 pairs
+    assert "80" in out["overall"]["Pairs"].astype(str).tolist()  # the user's run: 4 paradigms of 20 pairs
     for name, path in written.items():
         rows = _cells(Path(path).read_bytes())
         assert len(rows) > 1, name

@@ -63,7 +63,7 @@ def trace_interval(fig, name: str, category: str) -> tuple[float, float, float]:
 
 def test_phenomenon_interval_matches_scipy_bootstrap(shipped_state):
     out = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")
-    acc, lo, hi = trace_interval(out[2], "LP", "island_effects")
+    acc, lo, hi = trace_interval(out["phenomenon"], "LP", "island_effects")
     pairs = raw_pairs("lp")
     x = pairs[pairs.phenomenon == "island_effects"].correct.to_numpy()
     res = stats.bootstrap((x,), np.mean, n_resamples=1000, confidence_level=0.95, method="percentile",
@@ -72,7 +72,7 @@ def test_phenomenon_interval_matches_scipy_bootstrap(shipped_state):
     assert acc == pytest.approx(100 * x.mean(), abs=1e-9)
     assert lo == pytest.approx(100 * res.confidence_interval.low, abs=tol)
     assert hi == pytest.approx(100 * res.confidence_interval.high, abs=tol)
-    hover = next(t for t in out[2].data if t.name == "LP").hovertext
+    hover = next(t for t in out["phenomenon"].data if t.name == "LP").hovertext
     assert any("95 % CI" in h and f"{len(x):,} pairs" in h for h in hover)  # the pairs behind the point
 
 
@@ -92,7 +92,7 @@ def test_whole_benchmark_is_said_and_narrows_the_interval(shipped_state):
 
 
 def test_overall_interval_matches_stratified_scipy_bootstrap(shipped_state):
-    overall = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")[1]
+    overall = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")["overall"]
     row = overall[(overall.Model == MODEL) & (overall.Method == "LP")].iloc[0]
     lo, hi = (float(v) for v in row[explore.CI_COLUMN].strip("[]").split(","))
     pairs = raw_pairs("lp")
@@ -123,7 +123,8 @@ def test_resampling_is_the_index_bootstrap_in_distribution():
 def test_every_accuracy_view_has_intervals_and_pairs(shipped_state):
     out = explore.render_page(BENCH, MODEL, ["lp", "in_template_lp"], "mean", False, "all", "lp", [], "", "all",
                               "order")
-    length, para, ens, shuffle, attract = out[3], out[5], out[6], out[10], out[11]
+    length, para, ens, shuffle, attract = (out[k] for k in ("length", "paradigm", "ensembles_table", "shuffle",
+                                                            "attractors"))
     for fig in (length, shuffle, attract):
         assert any(t.error_y and t.error_y.array for t in fig.data)
     assert any(t.error_x and t.error_x.array for t in para.data)
@@ -135,8 +136,7 @@ def test_every_accuracy_view_has_intervals_and_pairs(shipped_state):
 def test_csv_downloads_written_atomically_and_bounded(shipped_state, tmp_path, monkeypatch):
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     out = explore.render_page(BENCH, MODEL, ["lp"], "mean", False, "all", "lp", [], "", "all", "order")
-    buttons = out[-len(explore.DOWNLOADS):]
-    paths = {k: b["value"] for k, b in zip(explore.DOWNLOADS, buttons)}
+    paths = {k: out[f"csv:{k}"]["value"] for k in explore.DOWNLOADS}
     assert all(paths.values()), paths  # a CSV for every table and every figure's data
     phen = pd.read_csv(paths["accuracy-by-phenomenon"])
     assert {"accuracy", "ci_low", "ci_high", "pairs", "source"} <= set(phen.columns)
@@ -166,7 +166,7 @@ def test_wrong_pairs_sort_and_filter(shipped_state):
     assert len(hits) and all(word.casefold() in (a + b + p).casefold() for a, b, p in
                              zip(hits["Acceptable sentence"], hits["Unacceptable sentence"], hits.Paradigm))
     out = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp", None, "", "island_effects", "margin")
-    assert len(out[14]) == min(len(isl), explore.WRONG_LIMIT) and "of" in out[13]
+    assert len(out["wrong"]) == min(len(isl), explore.WRONG_LIMIT) and "of" in out["wrong_note"]
 
 
 def test_climp_human_baseline_published_and_labelled(shipped_state):

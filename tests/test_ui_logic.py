@@ -408,8 +408,10 @@ def test_result_file_names_are_safe(app_state, tmp_path):
 # ------------------------------------------------------------------------------------------ explore
 def test_explore_render_with_results(app_state):
     out = explore.render("blimp", TOY, ["lp", "in_template_lp"], "best", False, "all", "lp")
-    status, overall, phen, length, para_phen, para, ens_tbl, ens_fig, ab_fig, ab_tbl, shuffle, attract, findings, \
-        wrong_note, wrong, wrong_state = out
+    assert set(out) == set(explore.VIEWS)  # every view by name, none by position
+    status, overall, phen, length, para_phen = out["status"], out["overall"], out["phenomenon"], out["length"], \
+        out["paradigm_phenomena"]
+    ens_tbl, wrong_note, wrong = out["ensembles_table"], out["wrong_note"], out["wrong"]
     assert "8 pairs in 3 paradigms" in status
     assert set(overall.Method) >= {"LP", "In-template LP", "human judgment"}  # the names every tab shows
     assert any(str(s).startswith("Ide et al. 2025") for s in overall.Source)
@@ -422,12 +424,12 @@ def test_explore_render_with_results(app_state):
     assert len(wrong) == 3 and set(wrong.Pair) == {"1", "3"}
     assert "Click a row" in wrong_note
     mean = explore.render("blimp", TOY, ["in_template_lp"], "mean", True, "island_effects", "in_template_lp")
-    assert [t.name for t in mean[2].data][0] == "In-template LP [mean]"
+    assert [t.name for t in mean["phenomenon"].data][0] == "In-template LP [mean]"
     both = explore.render("blimp", DEFAULT_MODEL, ["lp"], "best", False, "all", "lp", [TOY])
-    assert {t.name for t in both[2].data} >= {f"LP · {DEFAULT_MODEL}", f"LP · {TOY}"}
-    assert set(both[1].Model) >= {DEFAULT_MODEL, TOY}
+    assert {t.name for t in both["phenomenon"].data} >= {f"LP · {DEFAULT_MODEL}", f"LP · {TOY}"}
+    assert set(both["overall"].Model) >= {DEFAULT_MODEL, TOY}
     t2 = explore.render("blimp", TOY, ["in_template_lp", "lp"], "2", False, "all", "in_template_lp")
-    assert {t.name for t in t2[2].data} >= {"In-template LP [2]", "LP"}
+    assert {t.name for t in t2["phenomenon"].data} >= {"In-template LP [2]", "LP"}
 
 
 def test_explore_filters_and_evil_names(app_state):
@@ -436,8 +438,8 @@ def test_explore_filters_and_evil_names(app_state):
     assert m["value"] == DEFAULT_MODEL and methods["value"] == ["lp", "in_template_lp", "yes_no_prob_comp"]
     evil = "evil'); DROP VIEW results; --"
     out = explore.render("blimp", evil, ["lp"], "best", False, "all", "lp")
-    assert "evil&#x27;); DROP VIEW results; --" in out[0]
-    assert "<img" not in out[2].to_json()
+    assert "evil&#x27;); DROP VIEW results; --" in out["status"]
+    assert "<img" not in out["phenomenon"].to_json()
 
 
 def test_explore_published_only(tmp_path):
@@ -447,13 +449,13 @@ def test_explore_published_only(tmp_path):
         m, methods, wrong, also = explore.update_filters("blimp", None, None, None)
         assert m["value"] is None and ("LP", "lp") in methods["choices"] and wrong["choices"] == []
         out = explore.render("blimp", None, None, "best", False, "all", None)
-        assert "No precomputed results for <b>BLIMP</b> yet" in out[0]
-        assert [t.name for t in out[2].data] == ["Humans (published: Warstadt et al. 2020)"]
-        assert len(out[2].data[0].x) == 12
-        assert "Ide et al. 2025" in " ".join(out[1].Source)
-        assert len(out[14]) == 0
+        assert "No precomputed results for <b>BLIMP</b> yet" in out["status"]
+        assert [t.name for t in out["phenomenon"].data] == ["Humans (published: Warstadt et al. 2020)"]
+        assert len(out["phenomenon"].data[0].x) == 12
+        assert "Ide et al. 2025" in " ".join(out["overall"].Source)
+        assert len(out["wrong"]) == 0
         climp = explore.render("climp", None, None, "best", False, "all", None)
-        assert "No precomputed results for <b>CLIMP</b>" in climp[0]
+        assert "No precomputed results for <b>CLIMP</b>" in climp["status"]
     finally:
         state.set_state(None)
 

@@ -252,7 +252,7 @@ def build_app() -> gr.Blocks:
                api_description="The models loaded, the memory budget, resident memory and the file jobs queued.")
         explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
                            api_visibility="undocumented").then(
-            explore.render_page, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
+            ex.render, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
         demo.load(**ex.load_event, api_visibility="undocumented").then(**ex.then_event, api_visibility="undocumented")
     queues.attach(demo)
     return demo

@@ -8,6 +8,7 @@ precomputed run yet the tab says so and shows the published numbers alone.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -528,9 +529,8 @@ def filter_wrong(df: pd.DataFrame, text: str | None = None, phenomenon: str | No
 
 
 def _render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None, wrong_text="",
-            wrong_phen="all", wrong_sort="order") -> tuple:
-    """Everything the tab shows: render()'s 16 outputs, then the wrong-pairs phenomenon choices and the
-    CSV files ({name: path or None})."""
+            wrong_phen="all", wrong_sort="order") -> dict:
+    """Everything the tab shows, by name (VIEWS), and "files": the CSV files ({name: path or None})."""
     store = get_state().store()
     models, model, present, methods = filter_state(bench, model, methods)
     also = [m for m in (also or []) if m in models and m != model]
@@ -571,15 +571,26 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
               "wrong-pairs": kept.assign(Method=wrong_method, Model=model) if len(kept) else None}
     files = {k: _safe("CSV", lambda v=v, k=k: write_csv(v, f"{k}-{tag}"), lambda m: None)
              for k, v in {**tables, **sink}.items()}
-    return (status, overall, phen, length, gr.update(choices=phen_choices, value=para_phen), para, ens_tbl, ens_fig,
-            ab_fig, ab_tbl, shuffle, attract, findings_html(store, bench), wrong_note, wrong, wrong,
-            gr.update(choices=phen_choices, value=wrong_phen), files)
+    return {"status": status, "overall": overall, "phenomenon": phen, "length": length,
+            "paradigm_phenomena": gr.update(choices=phen_choices, value=para_phen), "paradigm": para,
+            "ensembles_table": ens_tbl, "ensembles_figure": ens_fig, "ab_figure": ab_fig, "ab_table": ab_tbl,
+            "shuffle": shuffle, "attractors": attract, "findings": findings_html(store, bench), "wrong_note": wrong_note,
+            "wrong": wrong, "wrong_state": wrong, "wrong_phenomena": gr.update(choices=phen_choices, value=wrong_phen),
+            "files": files}
+
+
+# What the tab shows, by name: build() gives each name its component, and a handler returns
+# {component: value} (by_component), so adding a view is a name here, in _render and in build().
+VIEWS = ("status", "overall", "phenomenon", "length", "paradigm_phenomena", "paradigm", "ensembles_table",
+         "ensembles_figure", "ab_figure", "ab_table", "shuffle", "attractors", "findings", "wrong_note", "wrong",
+         "wrong_state", "wrong_phenomena")
 
 
 @friendly
 def render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None):
-    """The tab's 16 views (status, tables, figures, wrong pairs) for a selection."""
-    return _render(bench, model, methods, template, show_models, para_phen, wrong_method, also)[:16]
+    """The tab's views (status, tables, figures, wrong pairs) for a selection, by name (VIEWS)."""
+    out = _render(bench, model, methods, template, show_models, para_phen, wrong_method, also)
+    return {k: out[k] for k in VIEWS}
 
 
 DOWNLOADS = ("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length", "accuracy-by-paradigm", "ensembles",
@@ -589,12 +600,23 @@ DOWNLOADS = ("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length",
 @friendly
 def render_page(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text, wrong_phen,
                 wrong_sort):
-    """render()'s outputs, the wrong-pairs phenomenon filter and one download button per table / figure."""
+    """render()'s views and one download button per table / figure ("csv:<name>"), by name."""
     out = _render(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text,
                   wrong_phen, wrong_sort)
-    files = out[-1]
-    buttons = [gr.update(value=files.get(k), interactive=bool(files.get(k))) for k in DOWNLOADS]
-    return (*out[:-1], *buttons)
+    files = out.pop("files")
+    return {**out, **{f"csv:{k}": gr.update(value=files.get(k), interactive=bool(files.get(k))) for k in DOWNLOADS}}
+
+
+def by_component(fn, components: dict):
+    """A handler that returns fn's named values as {component: value} (Gradio updates those alone)."""
+
+    @functools.wraps(fn)
+    def handler(*args):
+        out = {components[k]: v for k, v in fn(*args).items() if k in components}
+        # Gradio reads an empty dict as one value for many outputs: "nothing changes" is one no-op update.
+        return out or {next(iter(components.values())): gr.update()}
+
+    return handler
 
 
 # ------------------------------------------------------------------------------------ Hu & Levy's measures
@@ -658,7 +680,7 @@ def restore_from_link(request: gr.Request):
 def render_if_restored(restored, *inputs):
     """After demo.load: the views of a restored selection (nothing to do on a plain page load)."""
     if not restored:
-        return [gr.update()] * (17 + len(DOWNLOADS))
+        return {}
     return render_page(*inputs)
 
 
@@ -670,6 +692,7 @@ class ExploreTab:
     filters_outputs: list
     load_event: dict | None = None  # demo.load(**load_event).then(**then_event): an Explore link restored
     then_event: dict | None = None
+    render: object = None  # render_page as a handler of refresh_outputs ({component: value})
 
 
 def csv_button(name: str, label: str) -> gr.DownloadButton:
@@ -764,18 +787,24 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                       wrong_phen, wrong_sort]
     downloads = [dl_overall, dl_phen, dl_length, dl_para, dl_ens, dl_ab_ours, dl_ab, dl_shuffle, dl_attract, dl_wrong]
     by_name = dict(zip(DOWNLOADS, downloads))  # the list above is in DOWNLOADS' order
-    refresh_outputs = [status, overall, phen_plot, length_plot, para_phen, para_plot, ens_tbl, ens_plot, ab_plot,
-                       ab_tbl, shuffle_plot, attract_plot, findings, wrong_note, wrong, wrong_state, wrong_phen,
-                       *[by_name[k] for k in DOWNLOADS]]
+    views = {"status": status, "overall": overall, "phenomenon": phen_plot, "length": length_plot,
+             "paradigm_phenomena": para_phen, "paradigm": para_plot, "ensembles_table": ens_tbl,
+             "ensembles_figure": ens_plot, "ab_figure": ab_plot, "ab_table": ab_tbl, "shuffle": shuffle_plot,
+             "attractors": attract_plot, "findings": findings, "wrong_note": wrong_note, "wrong": wrong,
+             "wrong_state": wrong_state, "wrong_phenomena": wrong_phen,
+             **{f"csv:{k}": by_name[k] for k in DOWNLOADS}}
+    assert set(views) == set(VIEWS) | {f"csv:{k}" for k in DOWNLOADS}  # every view has its component
+    refresh_outputs = list(views.values())
+    page = by_component(render_page, views)
     hidden = dict(api_visibility="undocumented")
     for comp in (bench, model, methods):
         comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(
-            render_page, refresh_inputs, refresh_outputs, **hidden)
+            page, refresh_inputs, refresh_outputs, **hidden)
     for comp in (template, show_models, para_phen, wrong_method, also, wrong_phen, wrong_sort):
-        comp.input(render_page, refresh_inputs, refresh_outputs, **hidden)
-    wrong_text.submit(render_page, refresh_inputs, refresh_outputs, **hidden)
+        comp.input(page, refresh_inputs, refresh_outputs, **hidden)
+    wrong_text.submit(page, refresh_inputs, refresh_outputs, **hidden)
     refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(
-        render_page, refresh_inputs, refresh_outputs, **hidden)
+        page, refresh_inputs, refresh_outputs, **hidden)
     bench.change(climp_human_html, [bench], [climp_note], **hidden)
     # The selection in the page URL (history.replaceState, no reload) and the link box; only while the
     # Explore tab is shown, so the Probe tab's own link is left alone.
@@ -803,5 +832,6 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     restored = gr.State(False)
     load_event = dict(fn=restore_from_link, inputs=None,
                       outputs=[tabs, bench, model, methods, template, para_phen, also, wrong_method, restored])
-    then_event = dict(fn=render_if_restored, inputs=[restored, *refresh_inputs], outputs=refresh_outputs)
-    return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs, load_event, then_event)
+    then_event = dict(fn=by_component(render_if_restored, views), inputs=[restored, *refresh_inputs],
+                      outputs=refresh_outputs)
+    return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs, load_event, then_event, page)
