@@ -35,6 +35,7 @@ from accapp.engine import Engine  # noqa: E402
 from accapp.methods import method_ids  # noqa: E402
 from accapp.models.cpu_speedups import without_cpu_speedups  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
+from accapp.models.release import resident_mb  # noqa: E402
 from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.scoring.api import Pair  # noqa: E402
 from accapp.scoring.causal import CausalScorer  # noqa: E402
@@ -49,17 +50,11 @@ def reset_peak() -> None:
 
 
 def peak_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return resident_mb("VmHWM")
 
 
 def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return resident_mb("VmRSS")
 
 
 def timed(fn):

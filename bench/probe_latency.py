@@ -25,6 +25,7 @@ Prints the figures (and JSON with --json). Times are wall-clock seconds seen by 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -48,10 +49,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(threads: int | None, log: Path, preload: bool = False) -> tuple[subprocess.Popen, str, float]:
+def start(threads: int | None, log: Path, preload: bool = False, extra_env: dict | None = None,
+          ) -> tuple[subprocess.Popen, str, float]:
+    """`python app.py` on a free loopback port: (process, url, seconds until it answered)."""
     port = free_port()
     env = dict(os.environ, PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", ACCAPP_PRELOAD="1" if preload else "0",
-               GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+               GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", **(extra_env or {}))
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     t0 = time.perf_counter()
@@ -68,6 +71,24 @@ def start(threads: int | None, log: Path, preload: bool = False) -> tuple[subpro
             time.sleep(0.25)
     proc.kill()
     raise SystemExit("the app did not start within 300 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@contextlib.contextmanager
+def app_running(log: Path, preload: bool = False, extra_env: dict | None = None):
+    """(process, url, seconds to answer) of an app started for the block, stopped after it."""
+    proc, url, startup = start(None, log, preload, extra_env)
+    try:
+        yield proc, url, startup
+    finally:
+        stop(proc)
 
 
 def http_probe(url: str, good: str, bad: str, model: str, methods, session: str | None = None) -> dict:

@@ -24,10 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def peak_rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    from accapp.models.release import resident_mb
+
+    return resident_mb("VmHWM")
 
 
 def measure() -> dict:

@@ -32,12 +32,13 @@ def release_freed_memory() -> bool:
     return True
 
 
-def resident_mb() -> float:
-    """This process's resident memory (MB), from /proc (NaN where there is none)."""
+def resident_mb(field: str = "VmRSS") -> float:
+    """This process's memory (MB) from /proc/self/status: VmRSS resident now, VmHWM its peak,
+    RssAnon the heap, RssFile mapped files (NaN where there is no /proc)."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass

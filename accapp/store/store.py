@@ -41,6 +41,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "precomputed" / "results"
 DEFAULT_PUBLISHED_DIR = PROJECT_ROOT / "precomputed" / "published"
 
+STORE_MEMORY_MB = 256  # DuckDB's memory_limit for the results store
 MEMO_MAX = 8  # frames Store.memo keeps (one Explore selection needs 1-3)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 
@@ -96,6 +97,9 @@ class Store:
         allowed = [str(d) for d in (self.results_dir, self.published_dir)]
         self.con.execute("SET allowed_directories = ?", [allowed])
         self.con.execute("SET enable_external_access = false")
+        # DuckDB's buffers are a cache: bounded (queries spill or stream beyond it), so the whole
+        # benchmarks' 3.4 M rows a file cost the app at most this much beside the models.
+        self.con.execute(f"SET memory_limit = '{STORE_MEMORY_MB}MB'")
         self.con.execute("SET lock_configuration = true")
         self.result_files: list[Path] = []
         self.skipped_files: dict[str, str] = {}  # file name -> why it is not in the view

@@ -14,31 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from probe_latency import free_port, http_probe  # noqa: E402
+from probe_latency import app_running, http_probe  # noqa: E402
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
-
-
-def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 600) -> float:
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        if proc.poll() is not None:
-            raise SystemExit(f"the app exited with {proc.returncode} before answering (see its log)")
-        try:
-            with urllib.request.urlopen(url + "gradio_api/info", timeout=5):
-                return time.perf_counter() - t0
-        except OSError:
-            time.sleep(1)
-    raise SystemExit(f"the app did not answer within {timeout:.0f} s")
 
 
 def main() -> int:
@@ -46,30 +31,18 @@ def main() -> int:
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--methods", default="lp,yes_no_prob_comp,ab_prompting")
     args = ap.parse_args()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/"
     log = Path(os.environ.get("OUT", "/tmp")) / "app.log"
-    env = {**os.environ, "PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1"}
-    with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        up = wait_until_up(url, proc)
+    # The default model warmed first, as a Space does (bench/probe_latency.py starts and stops the app).
+    with app_running(log, preload=True) as (_, url, up):
         t = time.perf_counter()
         first = http_probe(url, GOOD, BAD, args.model, args.methods.split(","))
         cold = time.perf_counter() - t
         t = time.perf_counter()
         http_probe(url, GOOD, BAD, args.model, args.methods.split(","))
         warm = time.perf_counter() - t
-        print(json.dumps({"app_up_s": round(up, 1), "probe_cold_s": round(cold, 3), "probe_warm_s": round(warm, 3),
-                          "ran_on": first.get("ran_on"), "headline": (first.get("headline") or {}).get("text")}, indent=1))
-        return 0 if first.get("ran_on") else 1
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
+    print(json.dumps({"app_up_s": round(up, 1), "probe_cold_s": round(cold, 3), "probe_warm_s": round(warm, 3),
+                      "ran_on": first.get("ran_on"), "headline": (first.get("headline") or {}).get("text")}, indent=1))
+    return 0 if first.get("ran_on") else 1
 
 if __name__ == "__main__":
     raise SystemExit(main())
