@@ -137,7 +137,7 @@ def run(url: str, clients: int, probes: int, model: str, methods: list[str] | No
 
 def file_pairs(n: int, seed: int) -> list[tuple[str, str]]:
     """N BLiMP pairs (a different sample per seed), as a visitor's file would hold."""
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     df = load_benchmark("blimp").sample(n, random_state=seed)
     return list(zip(df.good, df.bad))

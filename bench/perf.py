@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from typical import TARGET_S, spread, typical_pairs  # noqa: E402  (bench/typical.py)
 
+from accapp.benchmarks import load_benchmark, stratified_sample  # noqa: E402
 from accapp.engine import Engine  # noqa: E402
 from accapp.methods import method_ids  # noqa: E402
 from accapp.models.cpu_speedups import without_cpu_speedups  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
 from accapp.models.release import resident_mb  # noqa: E402
-from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.scoring.api import Pair  # noqa: E402
 from accapp.scoring.causal import CausalScorer  # noqa: E402
 from accapp.scoring.naive import NaiveScorer  # noqa: E402

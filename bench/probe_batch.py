@@ -28,8 +28,8 @@ def main() -> int:
     args = ap.parse_args()
     import torch
 
+    from accapp.benchmarks import load_benchmark
     from accapp.engine import build_engine
-    from accapp.runner.datasets import load_benchmark
     from accapp.service.probe import probe_stages
 
     engine = build_engine(args.model)

@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
+from accapp.benchmarks import load_benchmark, stratified_sample  # noqa: E402
 from accapp.engine import Engine, make_scorer  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
-from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.runner.runner import run_benchmark  # noqa: E402
 
 

@@ -55,7 +55,7 @@ def main() -> int:
 
     from gradio_client import Client
 
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     blimp = load_benchmark("blimp").sample(args.probes + 1, random_state=0)
     pairs = list(zip(blimp.good, blimp.bad))

@@ -10,7 +10,7 @@ import statistics
 
 import pandas as pd
 
-from accapp.runner.datasets import load_benchmark, stratified_sample
+from accapp.benchmarks import load_benchmark, stratified_sample
 
 TARGET_S = 2.0  # the probe's answer time the speed issue asks for
 

@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from accapp.benchmarks import load_benchmark, stratified_sample  # noqa: E402
 from accapp.engine import Engine  # noqa: E402
 from accapp.methods import method_ids  # noqa: E402
 from accapp.models import get_spec  # noqa: E402
 from accapp.models.loading import DTYPES, LoadedModel, _quantization_config, cache_root  # noqa: E402
-from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.scoring.api import Pair  # noqa: E402
 from accapp.scoring.causal import CausalScorer  # noqa: E402
 

@@ -21,14 +21,14 @@ def gemma():
 
 @pytest.fixture(scope="session")
 def blimp():
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     return load_benchmark("blimp")
 
 
 @pytest.fixture(scope="session")
 def climp():
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     return load_benchmark("climp")
 

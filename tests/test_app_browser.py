@@ -142,7 +142,7 @@ def test_probe_casserole_pair(page):
 
 
 def test_random_blimp_pair(page):
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     page.click("#probe-random")
     page.wait_for_function("() => document.querySelector('#probe-pair-label')?.innerText.includes('BLIMP')")

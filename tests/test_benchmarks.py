@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from accapp.benchmarks import load_benchmark, parse_pairs, stratified_sample
 from accapp.errors import UserError
-from accapp.runner.datasets import load_benchmark, parse_pairs, stratified_sample
 
 
 def test_blimp_loader_counts(blimp):

@@ -4,8 +4,8 @@ an independent reference, start tokens."""
 import numpy as np
 import pytest
 
+from accapp.benchmarks import stratified_sample
 from accapp.engine import Engine
-from accapp.runner.datasets import stratified_sample
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
 from tests.reference import reference_next_logprob, reference_token_logprobs

@@ -40,7 +40,7 @@ def test_every_topic_is_covered(pairs):
 
 
 def test_most_pairs_come_from_the_benchmarks_and_quote_them_exactly(pairs):
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     sourced = [p for p in pairs if g.parse_source(p["source"])]
     assert len(sourced) > 0.8 * len(pairs)

@@ -46,7 +46,7 @@ def test_shipped_smollm2_blimp_is_the_whole_benchmark():
 
     import duckdb
 
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     path = SHIPPED / "smollm2-135m-instruct__blimp.parquet"
     man = json.loads(path.with_name("smollm2-135m-instruct__blimp.manifest.json").read_text())

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
+from accapp.benchmarks import MAX_FILE_BYTES, parse_pairs
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
-from accapp.runner.datasets import MAX_FILE_BYTES, parse_pairs
 
 # (label, sentence, None when it is scored, else a fragment of the message)
 CASES = [

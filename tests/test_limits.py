@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from accapp.benchmarks import MAX_COLUMNS, MAX_HEADER_CHARS, MAX_LINE_CHARS, parse_pairs
 from accapp.errors import UserError
-from accapp.runner.datasets import MAX_COLUMNS, MAX_HEADER_CHARS, MAX_LINE_CHARS, parse_pairs
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
 
@@ -182,7 +182,7 @@ def _csv(path: Path, rows) -> Path:
 
 
 def _blimp(n: int, seed: int = 0) -> list[tuple[str, str]]:
-    from accapp.runner.datasets import load_benchmark
+    from accapp.benchmarks import load_benchmark
 
     df = load_benchmark("blimp").sample(n, random_state=seed)
     return list(zip(df.good, df.bad))

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accapp.benchmarks import parse_pairs
 from accapp.errors import UserError
-from accapp.runner.datasets import parse_pairs
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), min_size=0, max_size=60)
 ANY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -10,9 +10,9 @@ import json
 import pandas as pd
 import pytest
 
+from accapp.benchmarks import parse_pairs
 from accapp.errors import UserError
 from accapp.files import neutralise_cell, write_csv_atomic
-from accapp.runner.datasets import parse_pairs
 
 EVIL = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://x","y")', "+1+1", "-1-1", "@SUM(A1:A2)", "\tx", "\rx"]
 AWKWARD = ["a\rb", "a\nb", "a\r\nb", 'say "hi", then', "plain", "", "日本語\u2028行"]

@@ -3,8 +3,8 @@
 import pytest
 from scipy.stats import binomtest
 
+from accapp.benchmarks import stratified_sample
 from accapp.engine import Engine
-from accapp.runner.datasets import stratified_sample
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
 

@@ -7,9 +7,9 @@ models on every method (test_tiny_engine.py), the float64 reference on 50 pairs'
 
 import pytest
 
+from accapp.benchmarks import stratified_sample
 from accapp.engine import Engine
 from accapp.methods import method_ids
-from accapp.runner.datasets import stratified_sample
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
 from accapp.scoring.naive import NaiveScorer

@@ -78,8 +78,8 @@ def test_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp, n):
     and a verdict changes only where the pair sits on the tie rule's edge (its score difference is
     within the drift measured for that judgment of the tolerance); no threshold rule can do better,
     so the test counts those and requires them to be rare."""
+    from accapp.benchmarks import stratified_sample
     from accapp.engine import build_engine
-    from accapp.runner.datasets import stratified_sample
 
     sample = stratified_sample(blimp, 8, 23).head(n)  # nested: the 100 are the 500's first 100
     assert len(sample) == n

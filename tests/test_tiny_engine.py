@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 import torch
 
+from accapp.benchmarks import stratified_sample
 from accapp.engine import Engine
 from accapp.methods import method_ids
 from accapp.models.loading import cache_root
-from accapp.runner.datasets import stratified_sample
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
 from accapp.scoring.naive import NaiveScorer

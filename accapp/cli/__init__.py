@@ -59,7 +59,7 @@ def _mib(n: int) -> str:
 
 def cmd_inspect(args) -> int:
     """`models --inspect MODEL`: the conventions found from the model, its parameters and memory, no weights loaded."""
-    from accapp.models.inspect import describe_model
+    from accapp.models.describe import describe_model
 
     info = describe_model(args.inspect, getattr(args, "trust_remote_code", False))
     if args.format == "json":

@@ -28,7 +28,7 @@ def cmd_bench(args) -> int:
 
 
 def _bench_model(args, model: str, paradigms) -> None:
-    from accapp.runner.datasets import bench_name
+    from accapp.benchmarks import bench_name
     from accapp.runner.runner import consolidate, consolidated_path, restore_units
 
     if args.consolidate_to:

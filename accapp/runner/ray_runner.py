@@ -32,8 +32,8 @@ import time
 from collections import deque
 from pathlib import Path
 
+from accapp.benchmarks import bench_name, language_of
 from accapp.errors import UserError
-from accapp.runner.datasets import bench_name, language_of
 from accapp.runner.runner import BLOCK, BenchmarkRun, Block, BlockResult, describe, score_block
 
 log = logging.getLogger("accapp.runner")

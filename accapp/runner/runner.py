@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from accapp import settings
+from accapp.benchmarks import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.errors import UserError
 from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
-from accapp.runner.datasets import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
 
 # Pairs an engine call scores. Big enough that its forward passes are full (LP alone packs

@@ -8,8 +8,8 @@ from functools import lru_cache
 
 import pandas as pd
 
+from accapp.benchmarks import load_benchmark
 from accapp.errors import UserError
-from accapp.runner.datasets import load_benchmark
 from accapp.schema import BUILTIN_BENCHMARKS
 
 BENCHMARKS = tuple(BUILTIN_BENCHMARKS)

@@ -39,11 +39,11 @@ from pathlib import Path
 import pandas as pd
 
 from accapp import settings
+from accapp.benchmarks import MAX_FILE_BYTES, parse_pairs
 from accapp.engine import PairResult
 from accapp.errors import UserError
 from accapp.methods import parse_ids, resolve
 from accapp.models import get_spec
-from accapp.runner.datasets import MAX_FILE_BYTES, parse_pairs
 from accapp.schema import ENSEMBLE_METHODS
 from accapp.service.gpu import model_call
 from accapp.service.messages import message_of

@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
+from accapp.benchmarks import load_benchmark, stratified_sample  # noqa: E402
 from accapp.engine import build_engine  # noqa: E402
 from accapp.methods import method_ids  # noqa: E402
 from accapp.models.device import describe_device  # noqa: E402
 from accapp.models.loading import load_model  # noqa: E402
-from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.scoring.api import Pair  # noqa: E402
 from accapp.service.probe import probe  # noqa: E402
 

@@ -40,7 +40,7 @@ case $step in
     mkdir -p "$RUNS"
     pgrep -f "[n]vidia-smi --query-gpu=timestamp" >/dev/null || setsid nohup nvidia-smi \
       --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 5 > /tmp/gpu-use.csv 2>&1 < /dev/null &
-    lists=$(python3 -c "from accapp.runner.datasets import load_benchmark as l; p = sorted(l('$bench').paradigm.unique()); [print(','.join(p[k::$procs])) for k in range($procs)]")
+    lists=$(python3 -c "from accapp.benchmarks import load_benchmark as l; p = sorted(l('$bench').paradigm.unique()); [print(','.join(p[k::$procs])) for k in range($procs)]")
     k=0
     for paradigms in $lists; do
       setsid nohup python3 -m accapp bench --model "$model" --benchmark "$bench" --methods all --dtype fp32 \

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from accapp.benchmarks import load_benchmark  # noqa: E402
 from accapp.files import safe_name, write_json_atomic  # noqa: E402
-from accapp.runner.datasets import load_benchmark  # noqa: E402
 from accapp.runner.runner import consolidate, consolidated_path  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
 

@@ -24,12 +24,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import torch  # noqa: E402
 from tiny_models import LLAMA_CONFIG, LLAMA_ID, _init_weights, tokenizer_for  # noqa: E402
 
+from accapp.benchmarks import load_benchmark, stratified_sample  # noqa: E402
 from accapp.engine import build_engine  # noqa: E402
 from accapp.methods import method_ids  # noqa: E402
 from accapp.models import get_spec  # noqa: E402
 from accapp.models.cpu_speedups import speed_up_on_cpu  # noqa: E402
 from accapp.models.loading import LoadedModel, load_weights  # noqa: E402
-from accapp.runner.datasets import load_benchmark, stratified_sample  # noqa: E402
 from accapp.scoring.api import Pair  # noqa: E402
 
 

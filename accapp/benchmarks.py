@@ -17,7 +17,7 @@ import pandas as pd
 from accapp.errors import UserError
 from accapp.schema import BUILTIN_BENCHMARKS
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "benchmarks"
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "benchmarks"
 COLUMNS = ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
 GOOD_ALIASES = ("good", "sentence_good", "grammatical", "acceptable")
 BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
