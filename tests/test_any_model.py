@@ -280,7 +280,7 @@ def test_the_app_takes_the_registry_the_owners_allowlist_and_any_model_only_when
     import shutil
 
     from accapp.models import get_spec
-    from accapp.service.host import model_choices
+    from accapp.service.catalog import model_choices
 
     fresh = tmp_path / "fresh-copy"  # never resolved in this process
     shutil.copytree(folders["roberta"], fresh)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from accapp.models import availability as av
 from accapp.models import get_spec
-from accapp.service.host import model_choices
+from accapp.service.catalog import model_choices
 
 
 def test_offline_and_unreachable_models_are_labelled(monkeypatch, tmp_path):

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from accapp import settings
-from accapp.models import DEFAULT_MODEL, registry
+from accapp.models import DEFAULT_MODEL
 from accapp.models.release import release_freed_memory
 from accapp.service import gpu
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
@@ -143,21 +143,6 @@ class ModelThread:
             # While this thread waits for the next job, its frame must not keep the last one's
             # engine alive: an unloaded model's weights would stay mapped (issue 33, part 7).
             del future, fn, args, kwargs
-
-
-def model_choices() -> list[tuple[str, str]]:
-    """(label, id) of every registry model, embedded (offline) ones first, then the Space owner's
-    allowlist (ACCAPP_EXTRA_MODELS, as given)."""
-    from accapp.models import extra_models
-    from accapp.models.availability import availability
-
-    specs = sorted(registry().values(), key=lambda s: (not s.embedded, s.kind != "causal", s.id))
-    out = []
-    for s in specs:
-        ok, where = availability(s)
-        out.append((f"{'' if ok else '⛔ '}{s.name} · {s.kind} LM · {where}", s.id))
-    out += [(f"{m} · added by this Space's owner", m) for m in extra_models() if m not in registry()]
-    return out
 
 
 class AppState:

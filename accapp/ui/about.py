@@ -9,9 +9,9 @@ import gradio as gr
 from accapp.benchmarks import ASSETS
 from accapp.methods import all_methods, plain
 from accapp.methods.formulas import TIE_EXPONENT
-from accapp.models import registry
 from accapp.prompts import template_set
 from accapp.schema import BUILTIN_BENCHMARKS
+from accapp.service.catalog import registry
 from accapp.ui.common import intro
 
 PAPERS = [

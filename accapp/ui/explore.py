@@ -21,11 +21,10 @@ import pandas as pd
 
 from accapp import analysis as A
 from accapp.analysis import intervals as CI
-from accapp.engine import convention_label
 from accapp.errors import UserError
 from accapp.files import csv_bytes
 from accapp.methods import display_name
-from accapp.models import registry
+from accapp.service.catalog import convention_label, registry
 from accapp.service.host import BENCHMARKS, get_state
 from accapp.ui import hu_levy_view, links, plots
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
@@ -172,7 +171,7 @@ def filter_state(bench: str, model: str | None, methods: list[str] | None):
 
 def default_model(store, bench: str, models: list[str]) -> str | None:
     """The app's default model when it has a run, else the model with the most result rows."""
-    from accapp.models import DEFAULT_MODEL
+    from accapp.service.catalog import DEFAULT_MODEL
 
     if not models:
         return None

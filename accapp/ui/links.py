@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import method_ids, parse_ids
-from accapp.models import get_spec
+from accapp.service.catalog import get_spec
 
 # Two sentences of MAX_SENTENCE_CHARS (400) Chinese characters are 2 x 400 x 9 = 7,200 characters
 # percent-encoded; 8 KB is also what common servers and proxies accept in a request line.
@@ -72,7 +72,7 @@ def probe_values(params: Mapping) -> dict:
     """A probe link's checked values: {good, bad, model, model2 ('' = none), methods (list, or None
     = every method of the model), unit, view}; UserError with a clear message for any bad value.
     Missing unit/view/model take the tab's defaults."""
-    from accapp.models import DEFAULT_MODEL
+    from accapp.service.catalog import DEFAULT_MODEL
 
     good = validate_sentence(params.get("good"), "acceptable sentence in the link")
     bad = validate_sentence(params.get("bad"), "unacceptable sentence in the link")

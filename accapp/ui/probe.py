@@ -20,10 +20,10 @@ import plotly.graph_objects as go
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import safe_name
 from accapp.methods import method_ids
-from accapp.models import DEFAULT_MODEL, allow_any_model, get_spec
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
-from accapp.service.host import ANY, BENCHMARKS, get_state, model_choices, paradigms, phenomena, random_pair
+from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, model_choices
+from accapp.service.host import ANY, BENCHMARKS, get_state, paradigms, phenomena, random_pair
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import links, plots

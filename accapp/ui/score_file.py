@@ -32,9 +32,9 @@ import pandas as pd
 from accapp.errors import UserError
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_atomic, write_json_atomic
 from accapp.methods import display_name, method_ids
-from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import score_file as svc
-from accapp.service.host import get_state, model_choices
+from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices
+from accapp.service.host import get_state
 from accapp.service.probe import method_choices
 from accapp.ui import queues
 from accapp.ui.common import esc, friendly, intro, note
