@@ -9,6 +9,7 @@ exactly that with the standard library, on the real embedded model.
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import importlib.util
 import multiprocessing
 import pickle
@@ -144,9 +145,17 @@ def _in_a_forked_worker(key, fn, args):
 
     # one torch thread in the worker: GNU OpenMP's thread pool does not survive a fork (a CPU-only
     # detail: a ZeroGPU worker runs the model on CUDA)
-    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
-                                                initializer=torch.set_num_threads, initargs=(1,)) as pool:
-        return pool.submit(gpu._call, key, fn, args, {}, gpu.duration(1, 1)).result(timeout=300)
+    # The worker must not garbage-collect what it inherited: the suite's earlier tests leave objects
+    # (DuckDB connections, threads' state) whose finalizers crash in a forked child (a segfault seen in
+    # CI). gc.freeze() before fork, as Python's gc documentation advises for fork without exec.
+    gc.collect()
+    gc.freeze()
+    try:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                                                    initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            return pool.submit(gpu._call, key, fn, args, {}, gpu.duration(1, 1)).result(timeout=300)
+    finally:
+        gc.unfreeze()
 
 
 @pytest.mark.slow
