@@ -83,8 +83,9 @@ def _versions() -> dict:
 def _commit() -> str | None:
     """The code's git commit: ACCAPP_COMMIT where the code travels without its .git (a GPU
     machine), else the checkout's HEAD; None when neither is known."""
-    if settings.text("ACCAPP_COMMIT"):
-        return settings.text("ACCAPP_COMMIT")
+    given = settings.text("ACCAPP_COMMIT")
+    if given:
+        return given
     import subprocess
 
     try:

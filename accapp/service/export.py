@@ -24,7 +24,7 @@ import os
 import time
 from pathlib import Path
 
-from accapp.files import rows_csv_text, safe_name, write_atomic
+from accapp.files import CSV_ENCODING, rows_csv_text, safe_name, write_atomic
 
 FORMAT = "accapp-probe-export/1"
 KEEP_FILES = 200  # exports kept in the folder (JSON and CSV count one each); older ones are deleted
@@ -187,6 +187,6 @@ def write_exports(record: dict, folder: Path, keep: int = KEEP_FILES) -> tuple[P
     stem = file_stem(record)
     js = write_atomic(folder / f"{stem}.json", lambda tmp: tmp.write_text(json_text(record), encoding="utf-8"))
     # UTF-8 with a byte-order mark: Excel then reads Chinese text right; pandas skips the mark.
-    cs = write_atomic(folder / f"{stem}.csv", lambda tmp: tmp.write_bytes(csv_text(record).encode("utf-8-sig")))
+    cs = write_atomic(folder / f"{stem}.csv", lambda tmp: tmp.write_bytes(csv_text(record).encode(CSV_ENCODING)))
     prune(folder, keep)
     return js, cs

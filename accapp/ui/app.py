@@ -182,7 +182,7 @@ def refusal(block_fn, inputs, exc: Exception) -> gr.Error:
         if len(detail) > MAX_REFUSAL_CHARS:
             detail = detail[:MAX_REFUSAL_CHARS] + "…"
         text = f"{where} cannot take a value it was sent: {detail}"
-    log.warning("[accapp] refused a request to %s: %s", where, text)
+    log.warning("refused a request to %s: %s", where, text)
     return gr.Error(text, print_exception=False)
 
 

@@ -21,7 +21,7 @@ MAX_LOGGED_CHARS = 200  # a refused request's log line keeps this much of its me
 
 def _as_message(fn, exc: Exception) -> gr.Error:
     if isinstance(exc, UserError):  # the visitor's input: one line, never a traceback
-        log.warning("[accapp] %s refused: %s", fn.__name__, str(exc)[:MAX_LOGGED_CHARS])
+        log.warning("%s refused: %s", fn.__name__, str(exc)[:MAX_LOGGED_CHARS])
     else:
         log.error("error in %s:\n%s", fn.__name__, traceback.format_exc())
     try:
