@@ -1,4 +1,5 @@
-"""Load minimal-pair benchmarks: the shipped BLiMP and CLiMP, or any user file of pairs.
+"""Minimal-pair benchmarks: the built-in ones described once (BLiMP, CLiMP: :class:`Benchmark`), and
+loading them or any user file of pairs.
 
 Every loader returns one DataFrame with columns benchmark, paradigm, phenomenon, pair_id,
 good, bad: the same path for shipped benchmarks and user files.
@@ -10,41 +11,95 @@ import csv
 import io
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from accapp.errors import UserError
-from accapp.schema import BUILTIN_BENCHMARKS
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "benchmarks"
+DESCRIPTORS = Path(__file__).resolve().parent / "data" / "benchmarks.json"
 COLUMNS = ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
 GOOD_ALIASES = ("good", "sentence_good", "grammatical", "acceptable")
 BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}  # the languages the app's benchmarks and models speak
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_ROWS = 100_000
 
-CITATIONS = {name: b["citation"] for name, b in BUILTIN_BENCHMARKS.items()}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A built-in benchmark, described once (accapp/data/benchmarks.json): every view, analysis and
+    list reads these facts from here, so a new benchmark is a descriptor and its data."""
+
+    name: str  # the id results go under: "blimp"
+    label: str  # how it reads on screen: "BLiMP"
+    language: str  # ISO 639-1: "en"
+    citation: str  # paper, venue and licence, shown wherever its pairs or numbers are
+    bibkey: str  # its entry in accapp/data/citations.bib
+    human: dict = field(default_factory=dict)  # kind (per_paradigm | overall), table or file, label, note
+    published: dict = field(default_factory=dict)  # its own published tables (precomputed/published/<name>.parquet)
+    attractors: dict = field(default_factory=dict)  # subject-verb agreement paradigm -> attractor type
+    phenomena: dict = field(default_factory=dict)  # phenomenon id -> words on screen
+
+    def phenomenon_label(self, phenomenon: str) -> str:
+        """A phenomenon's words on screen ("subject-verb agreement"); an unknown id with spaces for _."""
+        return self.phenomena.get(phenomenon) or str(phenomenon).replace("_", " ")
+
+
+def _read_descriptors(path: Path = DESCRIPTORS) -> dict[str, Benchmark]:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {name: Benchmark(name=name, **d) for name, d in raw.items() if not name.startswith("_")}
+
+
+BUILTIN: dict[str, Benchmark] = _read_descriptors()
+NAMES = tuple(BUILTIN)  # display order; the first is every benchmark choice's default
+CITATIONS = {name: b.citation for name, b in BUILTIN.items()}
+
+
+def describe(name: str) -> Benchmark | None:
+    """A built-in benchmark's descriptor; None for a user's file."""
+    return BUILTIN.get(name)
+
+
+def label_of(name: str) -> str:
+    """How a benchmark reads on screen: "BLiMP" for a built-in one, a user file's name as it is."""
+    b = BUILTIN.get(name)
+    return b.label if b else str(name)
 
 
 def load_benchmark(name: str) -> pd.DataFrame:
-    """'blimp', 'climp', or a path to a CSV/JSONL file of pairs."""
-    if name in BUILTIN_BENCHMARKS:
+    """A built-in benchmark's name ('blimp', 'climp'), or a path to a CSV/JSONL file of pairs."""
+    if name in BUILTIN:
         return pd.read_parquet(ASSETS / f"{name}.parquet")
     path = Path(name)
     if not path.exists():
-        raise UserError(f"Unknown benchmark '{name}': use blimp, climp or the path of a CSV/JSONL file.")
+        raise UserError(f"Unknown benchmark '{name}': use {', '.join(NAMES)} or the path of a CSV/JSONL file.")
     return load_pairs_file(path)
 
 
 def language_of(benchmark: str) -> str | None:
     """A built-in benchmark's language; None for a user's file (detected per pair)."""
-    return BUILTIN_BENCHMARKS.get(benchmark, {}).get("language")
+    b = BUILTIN.get(benchmark)
+    return b.language if b else None
+
+
+def language_name(benchmark: str) -> str:
+    """A built-in benchmark's language in words ("English"); '' for a user's file."""
+    lang = language_of(benchmark)
+    return LANGUAGE_NAMES.get(lang, lang or "")
+
+
+def for_language(language: str) -> str:
+    """The built-in benchmark in a language (the first one when none is)."""
+    return next((b.name for b in BUILTIN.values() if b.language == language), NAMES[0])
 
 
 def bench_name(benchmark: str) -> str:
-    """The name a benchmark's results go under: blimp, climp, or a user file's stem."""
-    return benchmark if benchmark in BUILTIN_BENCHMARKS else Path(benchmark).stem
+    """The name a benchmark's results go under: a built-in one's, or a user file's stem."""
+    return benchmark if benchmark in BUILTIN else Path(benchmark).stem
 
 
 MAX_COLUMNS = 64  # columns of a CSV header, or fields of a JSONL record

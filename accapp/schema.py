@@ -1,5 +1,5 @@
 """Facts shared by the runner that writes results, the store that reads them, the methods and
-the app: the result schema, the ensemble ids and the built-in benchmarks. Plain data, no imports
+the app: the result schema and the ensemble ids (the built-in benchmarks: accapp/benchmarks.py). Plain data, no imports
 of the project, so every layer may read it."""
 
 from __future__ import annotations
@@ -18,15 +18,3 @@ ROW_COLUMNS = list(RESULT_COLUMNS)
 
 # Ide et al. 2025 §6's voting ensembles, in display order (their settings: methods/formulas.py).
 ENSEMBLE_METHODS = ("ens_p_only", "ens_mix_p3", "ens_mix_l3", "ens_l_only")
-
-# The benchmarks the project ships (assets/benchmarks/<name>.parquet), their language and source.
-BUILTIN_BENCHMARKS: dict[str, dict[str, str]] = {
-    "blimp": {
-        "language": "en",
-        "citation": "Warstadt et al. 2020, BLiMP: The Benchmark of Linguistic Minimal Pairs for English, TACL 8 (CC-BY)",
-    },
-    "climp": {
-        "language": "zh",
-        "citation": "Xiang et al. 2021, CLiMP: A Benchmark for Chinese Language Model Evaluation, EACL (no license stated)",
-    },
-}

@@ -74,8 +74,10 @@ def read_published(path: Path) -> pd.DataFrame:
 
 def blimp_paradigms(blimp_dir: Path) -> pd.DataFrame:
     """One row per BLiMP paradigm; the word-shuffling flag and attractor types come from
-    accapp.analysis.paradigms, so the shipped flags and the app's analyses agree."""
-    from accapp.analysis.paradigms import SV_ATTRACTOR, word_shuffling
+    accapp.analysis.paradigms and BLiMP's descriptor, so the shipped flags and the app's analyses agree."""
+    from accapp.analysis.paradigms import attractors, word_shuffling
+
+    SV_ATTRACTOR = attractors("blimp")
 
     rows, pairs = [], []
     for path in sorted(blimp_dir.glob("*.jsonl")):

@@ -132,7 +132,7 @@ def test_probe_casserole_pair(page):
     page.click("#probe-view input[value='tokens']")
     page.wait_for_function("() => Array.from(document.querySelectorAll('#probe-surprisal .xtick text'))"
                            ".some(t => t.textContent === 'casser')")
-    assert "SmolLM2" in page.inner_text("#probe-context") or "BLIMP" in page.inner_text("#probe-context")
+    assert "SmolLM2" in page.inner_text("#probe-context") or "BLiMP" in page.inner_text("#probe-context")
     page.get_by_text("Prompts exactly as the model saw them").click()
     page.get_by_role("button", name="Show prompts").click()
     page.wait_for_function("() => (document.querySelector('#probe-prompts textarea')?.value || '').includes('<|im_start|>')")
@@ -145,7 +145,7 @@ def test_random_blimp_pair(page):
     from accapp.benchmarks import load_benchmark
 
     page.click("#probe-random")
-    page.wait_for_function("() => document.querySelector('#probe-pair-label')?.innerText.includes('BLIMP')")
+    page.wait_for_function("() => document.querySelector('#probe-pair-label')?.innerText.includes('BLiMP')")
     good, bad = textbox(page, "probe-good").input_value(), textbox(page, "probe-bad").input_value()
     blimp = load_benchmark("blimp")
     assert ((blimp.good == good) & (blimp.bad == bad)).any()

@@ -63,7 +63,7 @@ def trace_interval(fig, name: str, category: str) -> tuple[float, float, float]:
 
 def test_phenomenon_interval_matches_scipy_bootstrap(shipped_state):
     out = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")
-    acc, lo, hi = trace_interval(out["phenomenon"], "LP", "island_effects")
+    acc, lo, hi = trace_interval(out["phenomenon"], "LP", "island effects")  # the descriptor's words for island_effects
     pairs = raw_pairs("lp")
     x = pairs[pairs.phenomenon == "island_effects"].correct.to_numpy()
     res = stats.bootstrap((x,), np.mean, n_resamples=1000, confidence_level=0.95, method="percentile",
@@ -152,7 +152,9 @@ def test_csv_downloads_written_atomically_and_bounded(shipped_state, tmp_path, m
 
 
 def test_wrong_pairs_sort_and_filter(shipped_state):
-    df = explore.wrong_pairs(shipped_state.store(), BENCH, MODEL, "lp", "mean")
+    from accapp.service import explore as view_model
+
+    df = explore.wrong_pairs(view_model.select(BENCH, MODEL, ["lp"], "mean"), "lp")
     assert len(df) > explore.WRONG_LIMIT  # wrong: the bad sentence wins, or a tie
     slack = [tie_tolerance(g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
     assert (df["Margin (good − bad)"] <= slack).all()
@@ -170,12 +172,15 @@ def test_wrong_pairs_sort_and_filter(shipped_state):
 
 
 def test_climp_human_baseline_published_and_labelled(shipped_state):
-    hum = explore.A.published_climp_human()
+    from accapp.analysis import published_human
+    from accapp.service import explore as view_model
+
+    hum = published_human(shipped_state.store(), "climp", "overall")
     assert hum.accuracy.tolist() == [95.8] and "Xiang et al. 2021" in hum.source.iloc[0]
-    overall = explore.overall_table(shipped_state.store(), "climp", None, ["lp"], "mean")
+    overall = explore.overall_table(view_model.select("climp", None, ["lp"], "mean"))
     row = overall[overall.Model == "humans"].iloc[0]
     assert row["Accuracy (%)"] == 95.8 and "Xiang et al. 2021" in row.Source and "agreement" in row.Method
-    assert "95.8 %" in explore.climp_human_html("climp") and explore.climp_human_html("blimp") == ""
+    assert "95.8 %" in explore.human_note_html("climp") and explore.human_note_html("blimp") == ""
 
 
 def test_template_default_is_the_mean_and_best_says_upper_bound():

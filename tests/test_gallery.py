@@ -141,7 +141,7 @@ def test_tab_helpers_render_and_fill_the_probe(pairs):
     good, bad, meta, label = ui.probe_fill(p)
     _, paradigm, pair_id = g.parse_source(p["source"])
     assert (good, bad) == (p["good"], p["bad"]) and meta["paradigm"] == paradigm and meta["pair_id"] == pair_id
-    assert "BLIMP" in label
+    assert "BLiMP" in label
     made = next(q for q in pairs if q["source"] == "constructed")
     assert ui.probe_fill(made)[2] is None
     assert ui.step(pairs[0]["id"], "all", "all", -1)["value"] == pairs[-1]["id"]

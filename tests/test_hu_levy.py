@@ -138,13 +138,13 @@ def test_run_without_meta_prompts(tmp_path):
         assert df.empty and "balanced_accuracy" in df.columns
         from accapp.ui import hu_levy_view
 
-        assert "none of Hu &amp; Levy" in hu_levy_view.explore_html(s, BENCH, MODEL)
+        assert "none of Hu &amp; Levy" in hu_levy_view.explore_html(df, H.COLUMNS, BENCH, MODEL)
 
 
 def test_explore_html(store):
     from accapp.ui import hu_levy_view
 
-    html = hu_levy_view.explore_html(store, BENCH, MODEL)
+    html = hu_levy_view.explore_html(H.measures(store, MODEL, BENCH), H.COLUMNS, BENCH, MODEL)
     assert "Balanced accuracy (%)" in html and "62.5" in html
     assert "Hu &amp; Levy 2023, Exp. 3a" in html and "Hu &amp; Levy 2023, Exp. 3b" in html
     assert "this project (pairwise)" in html
@@ -152,7 +152,7 @@ def test_explore_html(store):
     assert "not recorded" in html
     for _, _, meaning in H.COLUMNS.values():
         assert meaning.split()[0] in html
-    assert "No precomputed run" in hu_levy_view.explore_html(store, BENCH, None)
+    assert "No precomputed run" in hu_levy_view.explore_html(None, H.COLUMNS, BENCH, None)
 
 
 # ------------------------------------------------------------------------------------------ one pair
@@ -179,12 +179,14 @@ def test_pair_answers_and_probe_html():
 
     from accapp.ui import hu_levy_view
 
-    html = hu_levy_view.probe_html({"verdicts": records})
+    sources = {"judgment": H.SOURCE_3A, "comparison": H.SOURCE_3B}
+    html = hu_levy_view.probe_html({"verdicts": records, "hu_levy": got, "hu_levy_sources": sources})
+    assert "Hu &amp; Levy 2023, Exp. 3a" in html and "Hu &amp; Levy 2023, Exp. 3b" in html
     assert "Hu &amp; Levy's own measures" in html and "P(Yes) 60.0 %" in html and "P(Yes) 10.0 %" in html
     assert "answers 1" in html and "not recorded" in html
-    assert hu_levy_view.probe_html({"verdicts": records[:1]}) == "" and hu_levy_view.probe_html(None) == ""
+    assert hu_levy_view.probe_html({"hu_levy": H.pair_answers(records[:1])}) == "" and hu_levy_view.probe_html(None) == ""
     evil = [_record("meta_instruct", "judgment", -1.0, -2.0, "good:<script> bad:No")]
-    assert "<script>" not in hu_levy_view.probe_html({"verdicts": evil})
+    assert "<script>" not in hu_levy_view.probe_html({"hu_levy": H.pair_answers(evil), "hu_levy_sources": sources})
 
 
 # ------------------------------------------------------------------------------------------ the method itself

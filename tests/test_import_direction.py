@@ -25,9 +25,9 @@ ALLOWED = {
     "service": {"models", "methods", "engine", "store", "analysis"},  # not runner: the benchmarks are a leaf
     "public": {"models", "methods", "engine"},
     "cli": {"models", "methods", "engine", "runner", "analysis", "store"},
-    # The UI shows what the service hands it (issue 33): models, engines, the runner and the store only
-    # through service/ (the host, the catalog). Explore still reads the analyses itself (to move).
-    "ui": {"methods", "service", "analysis"},
+    # The UI shows what the service hands it (issue 33): models, engines, the runner, the store and the
+    # analyses only through service/ (the host, the catalog, Explore's view model).
+    "ui": {"methods", "service"},
 }
 
 
@@ -87,3 +87,32 @@ def test_the_check_catches_a_wrong_way_import(tmp_path):
     bad.write_text("def f():\n    from accapp.methods import resolve\n", encoding="utf-8")
     assert "accapp.methods" in _imports(bad)
     assert _accapp_layers(_imports(bad)) == {"methods"}
+
+
+def _lint_imports(config: Path) -> tuple[int, str]:
+    """import-linter's contracts (pyproject.toml's [tool.importlinter]) over the package: (exit code, report)."""
+    import subprocess
+    import sys
+
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1]))"
+    done = subprocess.run([sys.executable, "-c", code, str(config)], cwd=ROOT.parent, capture_output=True, text=True,
+                          timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_import_linter_contracts_hold():
+    """The contracts in pyproject.toml, checked by the tool made for it: ui imports only service/ and the
+    leaves; service/ never reaches the runner, the CLI or the UI."""
+    rc, report = _lint_imports(ROOT.parent / "pyproject.toml")
+    assert rc == 0, report
+    assert "2 kept, 0 broken" in report
+
+
+def test_import_linter_catches_a_broken_contract(tmp_path):
+    """The same tool fails on a contract the code breaks (service/ imports models/), so the test above can fail."""
+    config = tmp_path / "broken.toml"
+    config.write_text('[tool.importlinter]\nroot_package = "accapp"\n\n[[tool.importlinter.contracts]]\n'
+                      'name = "no models in the service"\ntype = "forbidden"\nsource_modules = ["accapp.service"]\n'
+                      'forbidden_modules = ["accapp.models"]\n', encoding="utf-8")
+    rc, report = _lint_imports(config)
+    assert rc != 0 and "BROKEN" in report.upper()

@@ -13,13 +13,13 @@ from accapp.analysis import (
     LONG_COLUMNS,
     human_by_paradigm_type,
     published_accuracy,
-    published_blimp_models,
     published_human,
     published_ide_ab_share,
     published_ide_accuracy,
     published_ide_ensembles,
     published_ide_length_bias,
     published_kauf,
+    published_models,
     word_shuffling,
 )
 from accapp.store import Store
@@ -70,11 +70,11 @@ def test_shipped_tables_and_sources(store):
 
 
 def test_human_baseline_reproduces_blimp_and_kauf(store):
-    overall = published_human(store, "overall")
+    overall = published_human(store, "blimp", "overall")
     # mean over the 67 paradigms = 88.555 -> BLiMP's 88.6 (the mean of the 12 phenomenon means would be 89.2)
     assert overall.accuracy[0] == pytest.approx(88.555, abs=5e-4)
     assert round(overall.accuracy[0], 1) == 88.6
-    ours = published_human(store, "phenomenon").set_index("phenomenon").accuracy
+    ours = published_human(store, "blimp", "phenomenon").set_index("phenomenon").accuracy
     kauf = store.query("SELECT phenomenon, value FROM published_kauf2023_blimp_overall "
                        "WHERE model = 'human' AND phenomenon <> 'overall'").set_index("phenomenon").value
     assert len(ours) == 12 and set(ours.index) == set(kauf.index)
@@ -84,15 +84,15 @@ def test_human_baseline_reproduces_blimp_and_kauf(store):
 
 
 def test_blimp_models_and_kauf_overall(store):
-    got = published_blimp_models(store, "overall").set_index("model").accuracy.round(1).to_dict()
+    got = published_models(store, "blimp", "overall").set_index("model").accuracy.round(1).to_dict()
     assert got == {"ngram": 61.2, "lstm": 69.8, "txl": 69.6, "gpt2_large": 83.0}
     # Kauf & Ivanova Table 3 overall = mean of the 67 per-paradigm values (within rounding)
-    per = published_kauf(store, "paradigm").groupby(["model", "method"]).accuracy.mean()
-    table = published_kauf(store, "overall").set_index(["model", "method"]).accuracy
+    per = published_kauf(store, "blimp", "paradigm").groupby(["model", "method"]).accuracy.mean()
+    table = published_kauf(store, "blimp", "overall").set_index(["model", "method"]).accuracy
     assert len(table) == 16
     for key, value in table.items():
         assert abs(per[key] - value) <= 0.05 + 1e-9, key
-    assert (published_kauf(store, "paradigm").phenomenon != "").all()
+    assert (published_kauf(store, "blimp", "paradigm").phenomenon != "").all()
 
 
 def test_long_format(store):
@@ -107,6 +107,9 @@ def test_long_format(store):
     assert len(published_accuracy(store, "blimp", "paradigm").query("model == 'human'")) == 67
     climp = published_accuracy(store, "climp", "overall")
     assert {"Yi-1.5", "Yi-1.5-Chat"} <= set(climp.model) and set(climp.benchmark) == {"climp"}
+    # CLiMP's human figure is published overall only (Xiang et al. 2021's label validation), as its descriptor says
+    assert climp.query("model == 'human'").accuracy.tolist() == [95.8]
+    assert published_accuracy(store, "climp", "phenomenon").query("model == 'human'").empty
 
 
 def test_ide_tables(store):
@@ -128,7 +131,7 @@ def test_word_shuffling_on_full_blimp(store, blimp_pairs):
     flags = word_shuffling(blimp_pairs)
     assert len(flags) == 67 and (flags.pairs == 1000).all()
     assert set(flags[flags.word_shuffling].paradigm) == WORD_SHUFFLING_12
-    human = human_by_paradigm_type(store, flags).set_index("word_shuffling")
+    human = human_by_paradigm_type(store, "blimp", flags).set_index("word_shuffling")
     # Ide et al. §6: humans 83.1 on word-shuffling paradigms vs 89.7 on the others
     assert human.loc[True, "paradigms"] == 12 and human.loc[False, "paradigms"] == 55
     assert round(human.loc[True, "human_accuracy"], 2) == 83.12
@@ -155,7 +158,9 @@ def test_shipped_files_are_up_to_date(tmp_path):
 
 
 def test_blimp_attractor_paradigms_exist(store):
-    from accapp.analysis import SV_ATTRACTOR
+    from accapp.benchmarks import BUILTIN
+
+    SV_ATTRACTOR = BUILTIN["blimp"].attractors
 
     par = store.published("blimp_paradigms").set_index("paradigm")
     assert set(SV_ATTRACTOR) <= set(par.index)

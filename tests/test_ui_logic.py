@@ -290,7 +290,7 @@ def test_show_prompts_and_random_pairs(app_state):
     with pytest.raises(UserError):
         state.random_pair("blimp", "island_effects", "regular_plural_subject_verb_agreement_1")
     good, bad, meta2, label = probe.pick_random("blimp", state.ANY, state.ANY)
-    assert good == meta2["good"] and "BLIMP" in label
+    assert good == meta2["good"] and "BLiMP" in label
 
 
 def test_masked_probe_path_with_tiny_bert(toy_dir):
@@ -318,7 +318,7 @@ def test_masked_probe_path_with_tiny_bert(toy_dir):
         assert [w["word"] for w in words] == ["These", "casseroles", "disgust", "Kayla", "."]
         ctx = probe.context_after("bert-base-cased", "lp", out["meta"], "These casseroles disgust Kayla.",
                                   "These casseroles disgusts Kayla.", out["saved"])
-        assert "No precomputed BLIMP run of <b>PLL-word-l2r</b>" in ctx  # the masked default for the comparison
+        assert "No precomputed BLiMP run of <b>PLL-word-l2r</b>" in ctx  # the masked default for the comparison
         again = probe.replot(out["saved"], "nats", "words")
         assert again[-2]["visible"] is True
         text = probe.show_prompts("bert-base-cased", "pll_whole_word", "These casseroles disgust Kayla.", "Kayla.")
@@ -449,13 +449,13 @@ def test_explore_published_only(tmp_path):
         m, methods, wrong, also = explore.update_filters("blimp", None, None, None)
         assert m["value"] is None and ("LP", "lp") in methods["choices"] and wrong["choices"] == []
         out = explore.render("blimp", None, None, "best", False, "all", None)
-        assert "No precomputed results for <b>BLIMP</b> yet" in out["status"]
+        assert "No precomputed results for <b>BLiMP</b> yet" in out["status"]
         assert [t.name for t in out["phenomenon"].data] == ["Humans (published: Warstadt et al. 2020)"]
         assert len(out["phenomenon"].data[0].x) == 12
         assert "Ide et al. 2025" in " ".join(out["overall"].Source)
         assert len(out["wrong"]) == 0
         climp = explore.render("climp", None, None, "best", False, "all", None)
-        assert "No precomputed results for <b>CLIMP</b>" in climp["status"]
+        assert "No precomputed results for <b>CLiMP</b>" in climp["status"]
     finally:
         state.set_state(None)
 
@@ -476,7 +476,7 @@ def test_about_tables():
     assert "Linguists would consider the sentence below" in templates and "MetaQuestionComplex" not in templates
     assert "meta\\_question\\_complex" in templates
     assert about.md("<b>|x|</b>") == "&lt;b&gt;\\|x\\|&lt;/b&gt;"
-    assert "BLIMP" in about.benchmarks_md() and "Warstadt" in about.benchmarks_md()
+    assert "BLiMP" in about.benchmarks_md() and "Warstadt" in about.benchmarks_md()
 
 
 def test_model_slots_serialise_one_model():

@@ -11,7 +11,8 @@ one character a word flags one paradigm, head_final_clause (the bad sentence mov
 noun: 王梦佩服着陈晶看过的蜡烛。 / *王梦佩服着蜡烛陈晶看过的。), although Ide et al. say CLiMP has
 no word-shuffling paradigms (split on whitespace, a Chinese sentence is a single token).
 
-Attractors (BLiMP UIDs, checked against the data files):
+Attractors (a benchmark's descriptor lists them, accapp/data/benchmarks.json; BLiMP's UIDs, checked
+against the data files):
   none:            regular_plural_subject_verb_agreement_1/_2, irregular_plural_subject_verb_agreement_1/_2
   relational_noun: distractor_agreement_relational_noun   ("The sisters of Cheryl bake")
   relative_clause: distractor_agreement_relative_clause   ("The sisters who met Cheryl bake")
@@ -25,18 +26,11 @@ import duckdb
 import pandas as pd
 
 from accapp.analysis.accuracy import BASE_CTES, base_params
+from accapp.benchmarks import describe
 from accapp.store import Store
 
 WORD_PATTERN = r"\p{Han}|[\p{L}\p{N}\p{M}]+|[^\p{L}\p{N}\p{M}\s]"
 
-SV_ATTRACTOR = {
-    "regular_plural_subject_verb_agreement_1": "none",
-    "regular_plural_subject_verb_agreement_2": "none",
-    "irregular_plural_subject_verb_agreement_1": "none",
-    "irregular_plural_subject_verb_agreement_2": "none",
-    "distractor_agreement_relational_noun": "relational_noun",
-    "distractor_agreement_relative_clause": "relative_clause",
-}
 ATTRACTOR_ORDER = ("none", "relational_noun", "relative_clause")
 
 _SHUFFLE_SELECT = """
@@ -72,10 +66,23 @@ def word_shuffling_paradigms(store: Store, model: str, benchmark: str) -> pd.Dat
     return store.query(sql, {"model": model, "benchmark": benchmark, "pattern": WORD_PATTERN})
 
 
+def human_table(benchmark: str) -> str | None:
+    """The published table of a benchmark's human accuracy per paradigm (its descriptor's), or None."""
+    b = describe(benchmark)
+    return b.human.get("table") if b and b.human.get("kind") == "per_paradigm" else None
+
+
+def attractors(benchmark: str) -> dict[str, str]:
+    """A benchmark's subject-verb agreement paradigms by attractor type (its descriptor's; {} for none)."""
+    b = describe(benchmark)
+    return dict(b.attractors) if b else {}
+
+
 def _human_cte(store: Store, benchmark: str) -> str:
-    """SQL of a CTE body giving (paradigm, human_accuracy %) for BLiMP; empty for other benchmarks."""
-    if benchmark == "blimp" and store.has_published("blimp2020_human"):
-        return "SELECT paradigm, 100 * human_accuracy AS human_accuracy FROM published_blimp2020_human"
+    """SQL of a CTE body giving (paradigm, human_accuracy %) where the benchmark publishes it per paradigm."""
+    table = human_table(benchmark)
+    if table and store.has_published(table):
+        return f"SELECT paradigm, 100 * human_accuracy AS human_accuracy FROM published_{table}"
     return "SELECT CAST(NULL AS VARCHAR) AS paradigm, CAST(NULL AS DOUBLE) AS human_accuracy WHERE false"
 
 
@@ -125,32 +132,35 @@ def paradigm_type_summary(store: Store, model: str, benchmark: str, methods: Ite
     return store.query(sql, params)
 
 
-def human_by_paradigm_type(store: Store, flags: pd.DataFrame) -> pd.DataFrame:
-    """BLiMP human accuracy (%) by paradigm type, for flags (paradigm, word_shuffling) from any source
-    (e.g. :func:`word_shuffling` over the full data). Returns word_shuffling (True first),
-    paradigms, human_accuracy (mean over paradigms)."""
-    if not store.has_published("blimp2020_human"):
+def human_by_paradigm_type(store: Store, benchmark: str, flags: pd.DataFrame) -> pd.DataFrame:
+    """A benchmark's human accuracy (%) by paradigm type (BLiMP's), for flags (paradigm, word_shuffling)
+    from any source (e.g. :func:`word_shuffling` over the full data). Returns word_shuffling (True
+    first), paradigms, human_accuracy (mean over paradigms)."""
+    table = human_table(benchmark)
+    if not table or not store.has_published(table):
         return pd.DataFrame(columns=["word_shuffling", "paradigms", "human_accuracy"])
-    sql = """SELECT f.word_shuffling, count(*) AS paradigms, avg(100 * h.human_accuracy) AS human_accuracy
-             FROM published_blimp2020_human h
+    sql = f"""SELECT f.word_shuffling, count(*) AS paradigms, avg(100 * h.human_accuracy) AS human_accuracy
+             FROM published_{table} h
              JOIN (SELECT unnest($paradigms) AS paradigm, unnest($flags) AS word_shuffling) f USING (paradigm)
              GROUP BY f.word_shuffling ORDER BY f.word_shuffling DESC"""
     return store.query(sql, {"paradigms": [str(p) for p in flags.paradigm],
                              "flags": [bool(f) for f in flags.word_shuffling]})
 
 
-def sv_agreement_by_attractor(store: Store, model: str, benchmark: str = "blimp",
+def sv_agreement_by_attractor(store: Store, model: str, benchmark: str,
                               methods: Iterable[str] | str | None = None, template: str | None = "best",
                               per_paradigm: bool = False) -> pd.DataFrame:
-    """BLiMP subject-verb agreement accuracy by attractor type (Ide Fig. 5).
+    """Subject-verb agreement accuracy by attractor type (Ide Fig. 5), over the paradigms the benchmark's
+    descriptor groups by attractor (BLiMP's six).
 
     Columns: model, benchmark, method, template, attractor (none / relational_noun /
     relative_clause), paradigms, pairs, accuracy (% mean over the group's paradigms),
-    human_accuracy (%, same mean; BLiMP only). With ``per_paradigm`` one row per paradigm
-    instead (``paradigm`` in place of ``paradigms``). Empty when the run has none of them.
+    human_accuracy (%, same mean; where published per paradigm). With ``per_paradigm`` one row per
+    paradigm instead (``paradigm`` in place of ``paradigms``). Empty when the run has none of them.
     """
+    groups = attractors(benchmark)
     params = base_params(store, model, benchmark, methods, template) | {
-        "sv_paradigms": list(SV_ATTRACTOR), "sv_attractors": list(SV_ATTRACTOR.values()),
+        "sv_paradigms": list(groups), "sv_attractors": list(groups.values()),
         "order": list(ATTRACTOR_ORDER)}
     ctes = f"""WITH {BASE_CTES},
     attractors AS (SELECT unnest($sv_paradigms) AS paradigm, unnest($sv_attractors) AS attractor),

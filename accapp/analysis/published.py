@@ -26,8 +26,11 @@ from typing import Iterable
 import pandas as pd
 
 from accapp.analysis.accuracy import accuracy_by_paradigm, accuracy_by_phenomenon, accuracy_overall
+from accapp.benchmarks import describe
 from accapp.errors import UserError
 from accapp.store import Store
+
+DATA = Path(__file__).resolve().parent.parent / "data"  # published numbers that ship as CSV (a benchmark's descriptor names the file)
 
 LONG_COLUMNS = ["benchmark", "model", "method", "template", "phenomenon", "paradigm", "accuracy", "source"]
 LEVELS = ("overall", "phenomenon", "paradigm")
@@ -115,99 +118,109 @@ def published_ide_findings(store: Store) -> pd.DataFrame:
     return store.query("SELECT * FROM published_ide2025_findings")
 
 
-def published_kauf(store: Store, level: str = "phenomenon") -> pd.DataFrame:
-    """Kauf & Ivanova 2023, BLiMP with the four PLL metrics (method = pll_*) for BERT/RoBERTa.
-
-    overall and phenomenon: Table 3 as printed (overall also Table 1); paradigm: the notebook's
-    per-paradigm scores behind it. The Human row of Table 3 is left out (see :func:`published_human`).
-    """
+def published_kauf(store: Store, benchmark: str, level: str = "phenomenon") -> pd.DataFrame:
+    """Kauf & Ivanova 2023's PLL numbers (method = pll_*) for BERT/RoBERTa, for a benchmark whose
+    descriptor names them (BLiMP): overall and phenomenon from Table 3 as printed (overall also Table 1);
+    paradigm from the notebook's per-paradigm scores behind it. The Human row of Table 3 is left out
+    (see :func:`published_human`)."""
     level = _level(level)
+    pub = _published(benchmark)
     if level == "paradigm":
-        if not _need(store, "kauf2023_blimp"):
+        table, mapping = pub.get("pll_by_paradigm"), pub.get("paradigms")
+        if not table or not _need(store, table):
             return _empty()
-        mapping = ("SELECT paradigm, phenomenon FROM published_blimp_paradigms" if _need(store, "blimp_paradigms")
+        mapping = (f"SELECT paradigm, phenomenon FROM published_{mapping}" if mapping and _need(store, mapping)
                    else "SELECT CAST(NULL AS VARCHAR) AS paradigm, CAST(NULL AS VARCHAR) AS phenomenon WHERE false")
-        sql = f"""SELECT 'blimp' AS benchmark, k.model, k.metric AS method, '-' AS template,
+        sql = f"""SELECT $benchmark AS benchmark, k.model, k.metric AS method, '-' AS template,
                         coalesce(p.phenomenon, '') AS phenomenon, k.paradigm, 100 * k.accuracy AS accuracy, k.source
-                 FROM published_kauf2023_blimp k LEFT JOIN ({mapping}) p USING (paradigm)
+                 FROM published_{table} k LEFT JOIN ({mapping}) p USING (paradigm)
                  ORDER BY k.model, k.metric, k.paradigm"""
-        return store.query(sql)
-    if not _need(store, "kauf2023_blimp_overall"):
+        return store.query(sql, {"benchmark": benchmark})
+    table = pub.get("pll")
+    if not table or not _need(store, table):
         return _empty()
-    sql = """SELECT 'blimp' AS benchmark, model, metric AS method, '-' AS template, phenomenon,
+    sql = f"""SELECT $benchmark AS benchmark, model, metric AS method, '-' AS template, phenomenon,
                     CAST(NULL AS VARCHAR) AS paradigm, value AS accuracy, source
-             FROM published_kauf2023_blimp_overall
+             FROM published_{table}
              WHERE model <> 'human' AND (phenomenon = 'overall') = $overall
              ORDER BY model, metric, phenomenon"""
-    return store.query(sql, {"overall": level == "overall"})
+    return store.query(sql, {"overall": level == "overall", "benchmark": benchmark})
 
 
-def _blimp_per_paradigm_sql(store: Store) -> str | None:
-    """SQL (no parameters) of BLiMP's models and humans per paradigm, in percent."""
+def _published(benchmark: str) -> dict:
+    """A built-in benchmark's own published tables (its descriptor); {} for any other."""
+    b = describe(benchmark)
+    return b.published if b else {}
+
+
+def _per_paradigm_sql(store: Store, benchmark: str) -> str | None:
+    """SQL (no parameters) of a benchmark's published models and humans per paradigm, in percent."""
+    b = describe(benchmark)
     parts = []
-    if _need(store, "blimp2020_models"):
+    models = (b.published.get("models") if b else None)
+    if models and _need(store, models):
         parts.append("SELECT model, 'lp' AS method, paradigm, phenomenon, 100 * accuracy AS accuracy, source "
-                     "FROM published_blimp2020_models")
-    if _need(store, "blimp2020_human"):
+                     f"FROM published_{models}")
+    human = b.human.get("table") if b and b.human.get("kind") == "per_paradigm" else None
+    if human and _need(store, human):
         parts.append("SELECT 'human' AS model, 'human' AS method, paradigm, phenomenon, 100 * human_accuracy AS accuracy, "
-                     "source FROM published_blimp2020_human")
+                     f"source FROM published_{human}")
     return " UNION ALL ".join(parts) if parts else None
 
 
-def _blimp_level(store: Store, level: str, models: Iterable[str] | None) -> pd.DataFrame:
+def _per_paradigm_level(store: Store, benchmark: str, level: str, models: Iterable[str] | None) -> pd.DataFrame:
     level = _level(level)
-    per = _blimp_per_paradigm_sql(store)
+    per = _per_paradigm_sql(store, benchmark)
     if per is None:
         return _empty()
     models = None if models is None else list(models)
     where = "WHERE $models IS NULL OR list_contains($models, model)"
     if level == "paradigm":
-        sql = f"""SELECT 'blimp' AS benchmark, model, method, '-' AS template, phenomenon, paradigm, accuracy, source
+        sql = f"""SELECT $benchmark AS benchmark, model, method, '-' AS template, phenomenon, paradigm, accuracy, source
                   FROM ({per}) {where} ORDER BY model, paradigm"""
     elif level == "phenomenon":
-        sql = f"""SELECT 'blimp' AS benchmark, model, method, '-' AS template, phenomenon, CAST(NULL AS VARCHAR) AS paradigm,
+        sql = f"""SELECT $benchmark AS benchmark, model, method, '-' AS template, phenomenon, CAST(NULL AS VARCHAR) AS paradigm,
                          avg(accuracy) AS accuracy, any_value(source) || '; mean over the phenomenon''s paradigms' AS source
                   FROM ({per}) {where} GROUP BY model, method, phenomenon ORDER BY model, phenomenon"""
     else:
-        sql = f"""SELECT 'blimp' AS benchmark, model, method, '-' AS template, 'overall' AS phenomenon,
+        sql = f"""SELECT $benchmark AS benchmark, model, method, '-' AS template, 'overall' AS phenomenon,
                          CAST(NULL AS VARCHAR) AS paradigm, avg(accuracy) AS accuracy,
                          any_value(source) || '; mean over the ' || count(*) || ' paradigms' AS source
                   FROM ({per}) {where} GROUP BY model, method ORDER BY model"""
-    return store.query(sql, {"models": models})
+    return store.query(sql, {"models": models, "benchmark": benchmark})
 
 
-def published_blimp_models(store: Store, level: str = "phenomenon") -> pd.DataFrame:
-    """Warstadt et al. 2020: BLiMP's 5-gram (ngram), LSTM (lstm), Transformer-XL (txl) and GPT-2
-    large (gpt2_large), method "lp" (full-sentence comparison), per paradigm / phenomenon / overall."""
-    return _blimp_level(store, level, ["ngram", "lstm", "txl", "gpt2_large"])
+def published_models(store: Store, benchmark: str, level: str = "phenomenon") -> pd.DataFrame:
+    """The models a benchmark's own paper scored (BLiMP, Warstadt et al. 2020: 5-gram (ngram), LSTM
+    (lstm), Transformer-XL (txl), GPT-2 large (gpt2_large)), method "lp" (full-sentence comparison),
+    per paradigm / phenomenon / overall; empty for a benchmark whose descriptor names none."""
+    ids = _published(benchmark).get("model_ids")
+    return _per_paradigm_level(store, benchmark, level, ids) if ids else _empty()
 
 
-def published_human(store: Store, level: str = "phenomenon") -> pd.DataFrame:
-    """BLiMP human baseline (Warstadt et al. 2020 validation, majority of 20 raters), model and
-    method "human"; phenomenon and overall are means over paradigms (overall 88.555)."""
-    return _blimp_level(store, level, ["human"])
-
-
-CLIMP_HUMAN_FILE = Path(__file__).resolve().parent.parent / "data" / "climp2021_human.csv"
-
-
-def published_climp_human() -> pd.DataFrame:
-    """CLiMP's human figure (Xiang et al. 2021): agreement with the labels, 95.8 % over the benchmark, in
-    LONG_COLUMNS plus ``measure``. It is the paper's only human number (the abstract's); a validation
-    agreement, not humans choosing between the two sentences as BLiMP's 88.6 % is."""
-    return pd.read_csv(CLIMP_HUMAN_FILE, dtype={"paradigm": "str"})
-
-
-def published_accuracy(store: Store, benchmark: str = "blimp", level: str = "phenomenon") -> pd.DataFrame:
-    """Every published number for a benchmark at one level, in LONG_COLUMNS.
-
-    BLiMP: Kauf & Ivanova's PLL rows, BLiMP's models, humans, and (overall level only) Ide et
-    al.'s per-method mean / sd / max / single values and ensembles. CLiMP: Ide et al. overall only.
-    """
+def published_human(store: Store, benchmark: str, level: str = "phenomenon") -> pd.DataFrame:
+    """A benchmark's published human baseline, model and method "human", as its descriptor says it is
+    published. per_paradigm (BLiMP: Warstadt et al. 2020 validation, majority of 20 raters): phenomenon
+    and overall are means over paradigms (overall 88.555). overall (CLiMP: Xiang et al. 2021's 95.8 %
+    agreement with the labels, a validation, not a forced choice as BLiMP's): one overall row, plus
+    ``measure``, and nothing at the finer levels."""
     level = _level(level)
-    parts = []
-    if benchmark == "blimp":
-        parts += [published_kauf(store, level), published_blimp_models(store, level), published_human(store, level)]
+    b = describe(benchmark)
+    kind = b.human.get("kind") if b else None
+    if kind == "per_paradigm":
+        return _per_paradigm_level(store, benchmark, level, ["human"])
+    if kind == "overall" and level == "overall":
+        return pd.read_csv(DATA / b.human["file"], dtype={"paradigm": "str"})
+    return _empty()
+
+
+def published_accuracy(store: Store, benchmark: str, level: str = "phenomenon") -> pd.DataFrame:
+    """Every published number for a benchmark at one level, in LONG_COLUMNS: the PLL rows, the
+    benchmark paper's models and humans (as its descriptor has them), and (overall level only) Ide et
+    al.'s per-method mean / sd / max / single values and ensembles."""
+    level = _level(level)
+    parts = [published_kauf(store, benchmark, level), published_models(store, benchmark, level),
+             published_human(store, benchmark, level)[LONG_COLUMNS]]
     if level == "overall":
         parts.append(published_ide_accuracy(store, benchmark)[LONG_COLUMNS])
         ens = published_ide_ensembles(store, benchmark)

@@ -95,9 +95,11 @@ def cmd_consolidate(args) -> int:
 
 
 def register(sub, add_model_args) -> None:
+    from accapp.benchmarks import NAMES  # the built-in benchmarks, for the help
+
     p = sub.add_parser("bench", help="run methods over a benchmark (resumable; one file per unit)",
                        description="--model may list several models (a,b): they run one after another.")
-    p.add_argument("--benchmark", required=True, help="blimp, climp, or a CSV/JSONL file with good/bad columns")
+    p.add_argument("--benchmark", required=True, help=f"{', '.join(NAMES)}, or a CSV/JSONL file with good/bad columns")
     p.add_argument("--per-paradigm", type=int, default=None, help="stratified sample of N pairs per paradigm (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs", help="results folder (units + manifest)")

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from accapp.benchmarks import BUILTIN  # each benchmark names its own entry
+
 BIB_PATH = Path(__file__).resolve().parents[1] / "data" / "citations.bib"
 APP_KEY = "acceptability_explorer"
 # The app, then the papers, then the benchmarks: the order the Cite panel shows them in.
 KEYS = (APP_KEY, "ide2025llmacceptability", "kauf2023better", "hu2023prompting", "hu2025stringprobability",
-        "warstadt2020blimp", "xiang2021climp")
+        *(b.bibkey for b in BUILTIN.values()))
 USED_FOR = "% Used for:"
 
 

@@ -15,6 +15,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from accapp.benchmarks import BUILTIN, LANGUAGE_NAMES, label_of
+
 GALLERY_PATH = Path(__file__).resolve().parents[1] / "data" / "gallery.json"
 TOPICS = (
     "Agreement without an attractor",
@@ -28,12 +30,13 @@ TOPICS = (
     "Chinese classifiers",
     "把/被 constructions",
 )
-LANGUAGES = {"en": "English", "zh": "Chinese"}
-SOURCE_BENCHMARK = {"blimp": "en", "climp": "zh"}
+LANGUAGES = LANGUAGE_NAMES  # the languages a gallery pair may be in
+SOURCE_BENCHMARK = {b.name: b.language for b in BUILTIN.values()}  # a source's benchmark -> its language
 REQUIRED = ("id", "topic", "language", "good", "bad", "explanation", "source")
 OPTIONAL = ("model_note", "model_note_run")
-_SOURCE = re.compile(r"(blimp|climp):(\w+):(\d+)")
-_RUN = re.compile(r"[\w.-]+__(blimp|climp)")
+_NAMES = "|".join(map(re.escape, BUILTIN))
+_SOURCE = re.compile(rf"({_NAMES}):(\w+):(\d+)")
+_RUN = re.compile(rf"[\w.-]+__({_NAMES})")
 
 
 def parse_source(source: str) -> tuple[str, str, str] | None:
@@ -42,7 +45,7 @@ def parse_source(source: str) -> tuple[str, str, str] | None:
         return None
     m = _SOURCE.fullmatch(source or "")
     if not m:
-        raise ValueError(f"source {source!r}: use blimp:<paradigm>:<pair id>, climp:<paradigm>:<pair id> or constructed")
+        raise ValueError(f"source {source!r}: use {', '.join(f'{b}:<paradigm>:<pair id>' for b in BUILTIN)} or constructed")
     return m.group(1), m.group(2), m.group(3)
 
 
@@ -121,4 +124,4 @@ def source_label(source: str) -> str:
     src = parse_source(source)
     if src is None:
         return "constructed for the gallery"
-    return f"{'BLiMP' if src[0] == 'blimp' else 'CLiMP'} · {src[1]} · pair {src[2]}"
+    return f"{label_of(src[0])} · {src[1]} · pair {src[2]}"

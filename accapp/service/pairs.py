@@ -8,18 +8,17 @@ from functools import lru_cache
 
 import pandas as pd
 
+from accapp.benchmarks import NAMES as BENCHMARKS
 from accapp.benchmarks import load_benchmark
 from accapp.errors import UserError
-from accapp.schema import BUILTIN_BENCHMARKS
 
-BENCHMARKS = tuple(BUILTIN_BENCHMARKS)
 ANY = "any"  # the filter value that keeps every phenomenon / paradigm
 META_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad")
 
 
 @lru_cache(maxsize=4)
 def benchmark(name: str) -> pd.DataFrame:
-    if name not in BUILTIN_BENCHMARKS:
+    if name not in BENCHMARKS:
         raise UserError(f"Unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}.")
     return load_benchmark(name)
 

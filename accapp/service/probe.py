@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import all_methods, method_ids, parse_ids, resolve
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
-from accapp.schema import BUILTIN_BENCHMARKS
 from accapp.service import verdicts
 from accapp.service.gpu import method_count, model_call
 from accapp.service.pairs import find_pair
@@ -149,7 +149,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
                     pending: list[str] | None = None, word_rule: str = "", unit: str = "bits") -> dict:
     """The whole probe answer for one model: probe_json plus the headline, the words, the warnings,
     one vote per method by family and the reliability flags (the page renders exactly this)."""
-    from accapp.analysis.hu_levy import pair_answers
+    from accapp.analysis.hu_levy import SOURCE_3A, SOURCE_3B, pair_answers
 
     out = probe_json(model_id, result)
     votes = verdicts.method_votes(result.scores, reliability)
@@ -169,6 +169,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
     if words and words.get("good") and words.get("bad"):
         out["difference"] = verdicts.difference_strip(words["good"], words["bad"])
     out["hu_levy"] = pair_answers(out["verdicts"])  # Hu & Levy's own measures of the metalinguistic prompts
+    out["hu_levy_sources"] = {"judgment": SOURCE_3A, "comparison": SOURCE_3B}
     return out
 
 
@@ -240,7 +241,7 @@ def merge(first: PairResult | None, more: PairResult) -> PairResult:
 
 def benchmark_for(language: str) -> str:
     """The built-in benchmark in a language (its run tells how reliable a method is there)."""
-    return next((b for b, d in BUILTIN_BENCHMARKS.items() if d["language"] == language), "blimp")
+    return benchmarks.for_language(language)
 
 
 def reliability_for(store, model_id: str, good: str, bad: str, meta: dict | None = None) -> dict:
@@ -249,7 +250,7 @@ def reliability_for(store, model_id: str, good: str, bad: str, meta: dict | None
 
     if store is None:
         return {}
-    bench = meta["benchmark"] if meta and meta.get("benchmark") in BUILTIN_BENCHMARKS else benchmark_for(
+    bench = meta["benchmark"] if meta and meta.get("benchmark") in benchmarks.BUILTIN else benchmark_for(
         detect_language(good or "", bad or ""))
     return CACHE.get(store, model_id, bench)
 
@@ -366,7 +367,7 @@ def method_context(store, model_id: str, method: str, meta: dict | None, good: s
         return MethodContext(None)
     bench, phen = meta["benchmark"], meta["phenomenon"]
     ctx = MethodContext(meta)
-    human = published_human(store, "phenomenon") if bench == "blimp" else pd.DataFrame()
+    human = published_human(store, bench, "phenomenon")
     h = human[human.phenomenon == phen] if not human.empty else human
     if len(h):
         ctx.human_accuracy, ctx.human_source = float(h.accuracy.iloc[0]), str(h.source.iloc[0])

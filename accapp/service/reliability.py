@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from scipy.stats import norm
 
+from accapp.benchmarks import label_of
 from accapp.methods import plain
 
 ANSWER_BIAS_LIMIT = 0.95  # share of one answer at or above which a prompt method is flagged
@@ -87,10 +88,10 @@ class Reliability:
         """Why it does not vote, in words ('' when reliable)."""
         out = []
         if self.one_answer:
-            out.append(f"answers {self.top_answer} to {self.top_share:.1f} % of {self.benchmark.upper()} prompts")
+            out.append(f"answers {self.top_answer} to {self.top_share:.1f} % of {label_of(self.benchmark)} prompts")
         if self.at_chance:
             where = "includes" if self.high >= 50.0 else "is below"
-            out.append(f"{self.accuracy:.1f} % on {self.pairs:,} {self.benchmark.upper()} pairs "
+            out.append(f"{self.accuracy:.1f} % on {self.pairs:,} {label_of(self.benchmark)} pairs "
                        f"(95 % interval {self.low:.1f}-{self.high:.1f} %) {where} chance, 50 %")
         return "; ".join(out)
 

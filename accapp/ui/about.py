@@ -6,11 +6,10 @@ import html
 
 import gradio as gr
 
-from accapp.benchmarks import ASSETS
+from accapp.benchmarks import ASSETS, BUILTIN
 from accapp.methods import all_methods, plain
 from accapp.methods.formulas import TIE_EXPONENT
 from accapp.prompts import template_set
-from accapp.schema import BUILTIN_BENCHMARKS
 from accapp.service.catalog import registry
 from accapp.ui.common import intro
 
@@ -138,7 +137,7 @@ def models_md() -> str:
 
 
 def benchmarks_md() -> str:
-    out = [f"- **{name.upper()}**: {md(b['citation'])}" for name, b in BUILTIN_BENCHMARKS.items()]
+    out = [f"- **{b.label}**: {md(b.citation)}" for b in BUILTIN.values()]
     readme = ASSETS / "README.md"
     if readme.is_file():
         out.append("\n<details><summary>How the shipped benchmark files were made</summary>\n\n"

@@ -10,6 +10,7 @@ import traceback
 
 import gradio as gr
 
+from accapp.benchmarks import label_of
 from accapp.errors import UserError
 from accapp.service.messages import DEVICE_MESSAGE, OOM_MESSAGE, is_device_error, is_oom, message_of  # noqa: F401 - the tabs' names for them
 
@@ -78,7 +79,7 @@ def pair_label(meta: dict | None) -> str:
     """The small line naming a benchmark pair (benchmark · phenomenon · paradigm · pair id)."""
     if not meta:
         return ""
-    return (f"<div class='acc-small'>{esc(str(meta['benchmark']).upper())} · {esc(meta['phenomenon'])} · "
+    return (f"<div class='acc-small'>{esc(label_of(str(meta['benchmark'])))} · {esc(meta['phenomenon'])} · "
             f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}</div>")
 
 

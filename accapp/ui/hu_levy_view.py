@@ -1,13 +1,13 @@
 """Hu & Levy 2023's own measures of their metalinguistic prompts, as HTML: for one pair in the
 probe (each sentence's Yes/No answer, each order's comparison answer) and for a whole run in
 Explore (balanced accuracy, accuracy per order, beside this project's pairwise accuracy). The
-numbers come from :mod:`accapp.analysis.hu_levy`; every string through esc."""
+numbers come from the service (the probe's report; :mod:`accapp.service.explore`'s measures);
+every string through esc."""
 
 from __future__ import annotations
 
 import math
 
-from accapp.analysis import hu_levy as H
 from accapp.ui.common import esc, note
 
 _TH = "style='text-align:left;font-weight:600;border-bottom:2px solid var(--border-color-primary);padding:0.3rem;vertical-align:bottom'"
@@ -41,15 +41,15 @@ def probe_html(report: dict | None) -> str:
     report has no metalinguistic prompt)."""
     if not report:
         return ""
-    answers = report.get("hu_levy")
-    if answers is None:
-        answers = H.pair_answers(report.get("verdicts") or [])
+    answers = report.get("hu_levy")  # service.probe.probe_json_full: one entry per metalinguistic prompt
     if not answers:
         return ""
-    head = ["Prompt", f"Acceptable sentence judged alone<br><span class='acc-small'>{esc(H.SOURCE_3A)}</span>",
-            f"Unacceptable sentence judged alone<br><span class='acc-small'>{esc(H.SOURCE_3A)}</span>",
-            f"Comparison, acceptable as option 1<br><span class='acc-small'>{esc(H.SOURCE_3B)}</span>",
-            f"Comparison, acceptable as option 2<br><span class='acc-small'>{esc(H.SOURCE_3B)}</span>"]
+    sources = report.get("hu_levy_sources") or {}
+    src_3a, src_3b = esc(sources.get("judgment", "")), esc(sources.get("comparison", ""))
+    head = ["Prompt", f"Acceptable sentence judged alone<br><span class='acc-small'>{src_3a}</span>",
+            f"Unacceptable sentence judged alone<br><span class='acc-small'>{src_3a}</span>",
+            f"Comparison, acceptable as option 1<br><span class='acc-small'>{src_3b}</span>",
+            f"Comparison, acceptable as option 2<br><span class='acc-small'>{src_3b}</span>"]
     rows = []
     for a in answers:
         j, c = a.get("judgment"), a.get("comparison")
@@ -76,17 +76,17 @@ def _pct(v) -> str:
     return f"{float(v):.1f}"
 
 
-def explore_html(store, bench: str, model: str | None) -> str:
-    """Explore's table "Hu & Levy's measures" for one model and benchmark: one row per
-    metalinguistic prompt, each column labelled with its source, a legend with its meaning."""
-    if not model:
+def explore_html(df, columns: dict, bench: str, model: str | None) -> str:
+    """Explore's table "Hu & Levy's measures" for one model's run on a benchmark (``bench``: its label):
+    ``df`` one row per metalinguistic prompt (None: no run), ``columns`` each column's (label, source,
+    meaning); each column labelled with its source, a legend with its meaning."""
+    if not model or df is None:
         return note("No precomputed run yet, so no Hu &amp; Levy measures to show.", "info")
-    df = H.measures(store, model, bench)
     if df.empty:
-        return note(f"This run of <b>{esc(model)}</b> on <b>{esc(bench.upper())}</b> has none of Hu &amp; Levy's "
+        return note(f"This run of <b>{esc(model)}</b> on <b>{esc(bench)}</b> has none of Hu &amp; Levy's "
                     "metalinguistic prompts (MetaQuestionSimple, MetaInstruct, MetaQuestionComplex).", "info")
-    cols = list(H.COLUMNS)
-    head = ["Prompt"] + [f"{esc(H.COLUMNS[c][0])}<br><span class='acc-small'>{esc(H.COLUMNS[c][1])}</span>"
+    cols = list(columns)
+    head = ["Prompt"] + [f"{esc(columns[c][0])}<br><span class='acc-small'>{esc(columns[c][1])}</span>"
                          for c in cols]
     rows = []
     for r in df.to_dict("records"):
@@ -95,9 +95,9 @@ def explore_html(store, bench: str, model: str | None) -> str:
             cells.append(f"{int(r[c]):,}" if c in ("pairs", "sentences", "comparison_pairs") else _pct(r[c]))
         rows.append(cells)
     legend = "".join(f"<li><b>{esc(label)}</b> ({esc(src)}): {esc(meaning)}</li>"
-                     for label, src, meaning in H.COLUMNS.values())
+                     for label, src, meaning in columns.values())
     notes = [f"<li><b>{esc(r['name'])}</b>: {esc(r['note'])}.</li>" for r in df.to_dict("records") if r["note"]]
-    parts = [f"<div class='acc-small'>{esc(model)} on {esc(bench.upper())}. Hu &amp; Levy 2023 judge each sentence on "
+    parts = [f"<div class='acc-small'>{esc(model)} on {esc(bench)}. Hu &amp; Levy 2023 judge each sentence on "
              "its own (Exp. 3a, balanced accuracy) and give the comparison prompt in two orders (Exp. 3b); this "
              "project uses the same prompts pairwise (columns marked “this project”). Percentages pool the pairs, as "
              "Hu &amp; Levy do (the overall accuracy elsewhere in this tab is a mean over paradigms).</div>",

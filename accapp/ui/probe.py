@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import gradio as gr
 import plotly.graph_objects as go
 
+from accapp.benchmarks import label_of, language_name
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import safe_name
 from accapp.methods import method_ids
@@ -463,10 +464,11 @@ def build() -> ProbeTab:
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="probe-stop", scale=1, min_width=80)
         with gr.Column(scale=2):
             with gr.Group():
-                bench = gr.Radio(list(BENCHMARKS), value="blimp", label="Or pick a pair from a benchmark",
-                                 info="BLiMP: English · CLiMP: Chinese", elem_id="probe-bench")
-                phen = gr.Dropdown([ANY] + phenomena("blimp"), value=ANY, label="Phenomenon", elem_id="probe-phen")
-                para = gr.Dropdown([ANY] + paradigms("blimp"), value=ANY, label="Paradigm", elem_id="probe-para")
+                bench = gr.Radio([(label_of(b), b) for b in BENCHMARKS], value=BENCHMARKS[0],
+                                 label="Or pick a pair from a benchmark", elem_id="probe-bench",
+                                 info=" · ".join(f"{label_of(b)}: {language_name(b)}" for b in BENCHMARKS))
+                phen = gr.Dropdown([ANY] + phenomena(BENCHMARKS[0]), value=ANY, label="Phenomenon", elem_id="probe-phen")
+                para = gr.Dropdown([ANY] + paradigms(BENCHMARKS[0]), value=ANY, label="Paradigm", elem_id="probe-para")
                 rand_btn = gr.Button("🎲 Random pair", elem_id="probe-random")
             pair_label = gr.HTML("", elem_id="probe-pair-label")
     with gr.Row():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from accapp.benchmarks import NAMES, label_of
 from accapp.methods import plain
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
@@ -83,21 +84,22 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
     """How the chosen method and model did on this pair's phenomenon, and on this very pair."""
     meta = ctx.meta
     if meta is None:
-        return note("This pair is not in BLiMP or CLiMP, so there is no benchmark result to show beside it. "
+        return note(f"This pair is not in {esc(' or '.join(label_of(b) for b in NAMES))}, so there is no benchmark "
+                    "result to show beside it. "
                     "Pick a benchmark pair above to see how the method does on its phenomenon.", "info")
     name, mname = esc(model_name), esc(method_name)
     bench, phen = meta["benchmark"], meta["phenomenon"]
-    where = (f"<b>{esc(bench.upper())}</b> · phenomenon <b>{esc(phen)}</b> · paradigm <b>{esc(meta['paradigm'])}</b> · "
+    where = (f"<b>{esc(label_of(bench))}</b> · phenomenon <b>{esc(phen)}</b> · paradigm <b>{esc(meta['paradigm'])}</b> · "
              f"pair {esc(meta['pair_id'])}")
     parts = [f"<div class='acc-small'>This pair is {where}.</div>"]
     human_txt = (f" Humans: <b>{ctx.human_accuracy:.1f} %</b> (published: {esc(plots.short_source(ctx.human_source))})."
                  if ctx.human_accuracy is not None else "")
     if not ctx.has_run:
-        parts.append(f"No precomputed {esc(bench.upper())} run of <b>{mname}</b> with <b>{name}</b> yet.{human_txt}")
+        parts.append(f"No precomputed {esc(label_of(bench))} run of <b>{mname}</b> with <b>{name}</b> yet.{human_txt}")
         return note("<br>".join(parts), "info")
     tmpl_txt = "" if ctx.template == "-" else f" (template {esc(ctx.template)}, its best)"
     if ctx.phen_accuracy is not None:
-        overall = f" ({ctx.overall_accuracy:.1f} % over all of {esc(bench.upper())})." if ctx.overall_accuracy is not None else "."
+        overall = f" ({ctx.overall_accuracy:.1f} % over all of {esc(label_of(bench))})." if ctx.overall_accuracy is not None else "."
         parts.append(f"<b>{mname}</b>{tmpl_txt} with <b>{name}</b> is right on <b>{ctx.phen_accuracy:.1f} %</b> of "
                      f"{ctx.phen_pairs} {esc(phen)} pairs in this project's run" + overall + human_txt)
     c = ctx.pair_correct
@@ -200,7 +202,7 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
     narrow=True (one of two models side by side)."""
     if not report or not report.get("methods"):
         return ""
-    bench = (report.get("reliability_benchmark") or "benchmark").upper()
+    bench = label_of(report.get("reliability_benchmark") or "benchmark")
     head = (f"<tr><th>Method</th><th>Vote</th><th>Good − bad ({esc(unit)}, mean over its judgments)</th>"
             f"<th>Judgments</th><th>How its judgments make one vote</th><th>{esc(bench)} accuracy, this model "
             f"(one vote per pair)</th></tr>")

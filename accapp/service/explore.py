@@ -1,0 +1,545 @@
+"""Explore's view model: for a selection (benchmark, model, methods, template), the named frames each
+view of the tab shows, read from the DuckDB store (:mod:`accapp.store`) through the analyses
+(:mod:`accapp.analysis`). The UI turns them into figures and components (:mod:`accapp.ui.explore`).
+
+What differs between benchmarks (human baselines, published models, attractor paradigms, labels) comes
+from the benchmark's descriptor (:mod:`accapp.benchmarks`), never from its name. Published numbers carry
+their source in every frame; this project's carry the bootstrap interval's (:mod:`accapp.analysis.intervals`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from accapp import analysis as A
+from accapp.analysis import hu_levy as H
+from accapp.analysis import intervals as CI
+from accapp.benchmarks import NAMES, describe, label_of  # noqa: F401 - label_of: the tab's benchmark names
+from accapp.files import csv_bytes
+from accapp.methods import display_name
+from accapp.service.catalog import DEFAULT_MODEL, convention_label, registry
+from accapp.service.host import get_state
+
+BENCHMARKS = NAMES
+PREFERRED = ("lp", "in_template_lp", "yes_no_prob_comp")
+DEFAULT_TEMPLATE = "mean"  # Ide et al. 2025 Table 3 reports the mean over the five templates
+WRONG_LIMIT = 500  # rows shown in the table (the CSV has every wrong row up to WRONG_FETCH)
+WRONG_FETCH = 50_000  # wrong rows read from the store for sorting and filtering
+WRONG_COLUMNS = ["Paradigm", "Pair", "Template", "Order", "Acceptable sentence", "Unacceptable sentence",
+                 "Score: good", "Score: bad", "Margin (good − bad)", "Phenomenon"]
+CI_COLUMN = "95 % CI (%)"
+CI_NOTE = ("Intervals: 95 % percentile bootstrap over pairs (1,000 resamples, seed 0; the overall accuracy "
+           "resampled within each paradigm), this project's runs only; published numbers come without one.")
+OURS = "this project; interval: " + CI.SOURCE  # the source of every frame of this project's runs
+OVERALL_COLUMNS = ["Model", "Method", "Template", "Accuracy (%)", CI_COLUMN, "Pairs", "Source"]
+CSV_DIR_NAME = "accapp-explore-csv"
+CSV_KEEP = 200  # CSV files kept in the folder; the oldest beyond this are removed on each write
+HU_LEVY_COLUMNS = H.COLUMNS  # Hu & Levy's measures: column -> (label, source, meaning)
+_NUM = re.compile(r"^[0-9]+$")
+
+
+# ------------------------------------------------------------------------------------ the selection
+@dataclass
+class Selection:
+    """A selection, checked against what the store holds (:func:`select`)."""
+
+    bench: str
+    model: str | None  # None: no run of this project on the benchmark (published numbers alone)
+    models: list[str]  # models with a run on the benchmark
+    present: list[str]  # methods the model's run has (or the papers report, with no run)
+    methods: list[str]  # the chosen ones among them
+    template: str = DEFAULT_TEMPLATE
+    also: tuple = ()  # further models for the phenomenon view
+
+    @property
+    def label(self) -> str:
+        return label_of(self.bench)
+
+    @property
+    def store(self):
+        return get_state().store()
+
+
+def select(bench: str, model: str | None, methods: list[str] | None, template: str | None = None,
+           also=None) -> Selection:
+    """The selection normalised against the store: an unknown benchmark is the first, an unknown model the
+    default one, unknown methods dropped (the preferred ones when none is left)."""
+    bench = bench if bench in BENCHMARKS else BENCHMARKS[0]
+    store = get_state().store()
+    models = store.models(bench)
+    if model not in models:
+        model = default_model(store, bench, models)
+    if model:
+        present = store.methods(model, bench)
+    else:  # published numbers only: the methods the papers report for this benchmark
+        present = sorted(set(A.published_ide_accuracy(store, bench).method))
+    methods = [m for m in (methods or []) if m in present]
+    if not methods:
+        methods = [m for m in PREFERRED if m in present] or present[:3]
+    also = tuple(m for m in (also or []) if m in models and m != model)
+    return Selection(bench, model, models, present, methods, template or DEFAULT_TEMPLATE, also)
+
+
+def default_model(store, bench: str, models: list[str]) -> str | None:
+    """The app's default model when it has a run, else the model with the most result rows."""
+    if not models:
+        return None
+    if DEFAULT_MODEL in models:
+        return DEFAULT_MODEL
+    cat = store.catalog()
+    sizes = cat[cat.benchmark == bench].groupby("model")["n_rows"].sum()
+    return str(sizes.sort_values(ascending=False, kind="stable").index[0]) if len(sizes) else models[0]
+
+
+def model_label(model_id: str) -> str:
+    spec = registry().get(model_id)
+    return f"{spec.name} ({model_id})" if spec else model_id
+
+
+def phenomena(sel: Selection) -> list[str]:
+    """The phenomena of the selected run, for the filters ("all" first)."""
+    return ["all"] + (sorted(set(sel.store.units(sel.model, sel.bench).phenomenon)) if sel.model else [])
+
+
+def human_note(bench: str) -> str:
+    """What a benchmark's human figure is, where it is not humans choosing between the two sentences."""
+    b = describe(bench)
+    return b.human.get("note", "") if b else ""
+
+
+def phenomenon_label(bench: str, phenomenon: str) -> str:
+    """A phenomenon's words on screen, from the benchmark's descriptor ("subject-verb agreement")."""
+    b = describe(bench)
+    return b.phenomenon_label(phenomenon) if b else str(phenomenon)
+
+
+def published_models_label(bench: str) -> str:
+    b = describe(bench)
+    return b.published.get("models_label", "") if b else ""
+
+
+# ------------------------------------------------------------------------------------ template selection
+def _numbered(s: pd.Series) -> pd.Series:
+    return s.astype(str).str.fullmatch(r"[0-9]+")
+
+
+def pick_template(df: pd.DataFrame, template: str, keys: list[str]) -> pd.DataFrame:
+    """From rows of every template (an analysis run with template=None), keep the chosen one.
+
+    'mean': methods with numbered templates get their mean over them (template "mean");
+    an id: that template for methods that have it; other methods keep their single template.
+    """
+    if df.empty or template in (None, "best"):
+        return df
+    num = _numbered(df["template"])
+    with_numbered = set(df.loc[num, "method"])
+    rest = df[~df["method"].isin(with_numbered)]
+    sel = df[num]
+    if template == "mean":
+        group = ["method"] + [k for k in keys if k in sel]
+        agg = {}
+        for c in sel.columns:
+            if c in group or c == "template":
+                continue
+            if c in ("accuracy", "human_accuracy", "r", "share_A"):
+                agg[c] = "mean"
+            elif pd.api.types.is_numeric_dtype(sel[c]):
+                agg[c] = "max"
+            else:
+                agg[c] = "first"
+        sel = sel.groupby(group, sort=False, dropna=False).agg(agg).reset_index()
+        sel["template"] = "mean"
+    else:
+        sel = sel[sel["template"].astype(str) == str(template)]
+    out = pd.concat([sel, rest], ignore_index=True)
+    return out[[c for c in df.columns if c in out.columns]]
+
+
+def by_template(fn, store, model, bench, methods, template, keys, **kw) -> pd.DataFrame:
+    if template in (None, "best"):
+        return fn(store, model, bench, methods, template="best", **kw)
+    return pick_template(fn(store, model, bench, methods, template=None, **kw), template, keys)
+
+
+def with_intervals(df: pd.DataFrame, ci: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``df`` with ci_low / ci_high (and pairs where it has none) joined on method, template and ``keys``."""
+    if df.empty or ci.empty:
+        return df.assign(ci_low=float("nan"), ci_high=float("nan")) if not df.empty else df
+    on = ["method", "template", *keys]
+    right = ci[on + CI.CI_COLUMNS + ([] if "pairs" in df else ["pairs"])].copy()
+    left = df.drop(columns=[c for c in CI.CI_COLUMNS if c in df])
+    left["template"], right["template"] = left.template.astype(str), right.template.astype(str)
+    return left.merge(right, on=on, how="left")
+
+
+def ci_label(lo, hi) -> str:
+    """'[61.2, 65.8]' or '' without an interval."""
+    return f"[{lo:.1f}, {hi:.1f}]" if pd.notna(lo) and pd.notna(hi) else ""
+
+
+def template_label(template: str) -> str:
+    """How a template reads in tables: the best one says it is an upper bound."""
+    t = str(template)
+    return {"max": "max (best template, upper bound)"}.get(t, t)
+
+
+def template_cell(template, view: str) -> str:
+    """A template id as the overall table shows it: under the "best" view a picked (numbered) template
+    says it was chosen on the same pairs, an upper bound."""
+    t = str(template)
+    return f"{t} (best: chosen on these pairs, upper bound)" if view == "best" and _NUM.match(t) else t
+
+
+# ------------------------------------------------------------------------------------ CSV downloads
+def csv_dir() -> Path:
+    """The folder Explore's CSV files go to: under Gradio's temp folder (the app's private one)."""
+    base = os.environ.get("GRADIO_TEMP_DIR") or tempfile.gettempdir()
+    return Path(base) / CSV_DIR_NAME
+
+
+def prune(folder: Path, keep: int = CSV_KEEP) -> None:
+    """Remove all but the ``keep`` most recently written CSV files (the folder stays bounded)."""
+    files = sorted(folder.glob("*.csv"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in files[keep:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
+def write_csv(df: pd.DataFrame | None, name: str, folder: Path | None = None) -> str | None:
+    """Write ``df`` as the app's CSV (accapp.files.csv_bytes: formula cells neutralised, UTF-8 with a
+    BOM) atomically (a temp file renamed into place); the file is named by its content, so the same
+    table is written once. None for no data."""
+    if df is None or df.empty:
+        return None
+    folder = folder or csv_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    data = csv_bytes(df)
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80]
+    path = folder / f"{safe}-{hashlib.sha256(data).hexdigest()[:12]}.csv"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    else:
+        os.utime(path)  # a fresh use keeps it among the newest
+    prune(folder)
+    return str(path)
+
+
+# ------------------------------------------------------------------------------------ the status line
+def run_facts(sel: Selection) -> dict | None:
+    """What the status line says of the selected run (None: no run): pairs, paradigms, how much of the
+    benchmark it covers, where it ran, when, its convention, rescorings, and unreadable files."""
+    if sel.model is None:
+        return None
+    store = sel.store
+    man = store.manifest(sel.model, sel.bench)
+    units = store.units(sel.model, sel.bench)
+    per = man.get("per_paradigm_by_method") or {}
+    coverage = ""
+    if man.get("whole_benchmark"):  # every method on every pair (scripts/gpu/merge_full.py checked it)
+        coverage = "every pair of the benchmark for every method, not a sample"
+    elif per:  # runs of several sizes merged: every method on at least lo pairs a paradigm, some on more
+        lo, hi = min(per.values()), max(per.values())
+        more = sorted(m for m, n in per.items() if n == hi)
+        size = (f"at least {lo} pairs per paradigm for every method" if lo == hi else
+                f"at least {lo} pairs per paradigm for every method, {hi} for {', '.join(more)}")
+        coverage = f"{size} (seeded sample, seed {man.get('seed', 0)})"
+    elif man.get("per_paradigm"):
+        coverage = f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {man.get('seed', 0)})"
+    regenerated = []
+    for regen in man.get("regenerated", []):
+        what = regen.get("methods")
+        what = ", ".join(what) if isinstance(what, list) else str(what)
+        regenerated.append(f"rescored {str(regen.get('date', ''))[:10]}: {what} ({regen.get('reason', '')})")
+    pending = [f"{', '.join(later.get('methods', []))}: {later.get('why', '')}" for later in man.get("pending", [])]
+    return {"model": model_label(sel.model), "benchmark": sel.label, "pairs": int(units.pairs.sum()),
+            "paradigms": len(units), "coverage": coverage,
+            "ran_on": f"{man['gpu']} in {man.get('dtype') or 'fp32'}" if man.get("gpu") else "",
+            "finished": str(man.get("finished") or "")[:10],
+            # Which details follow the papers' code (README "What is scored, exactly"); older runs are the default.
+            "convention": convention_label(man.get("convention")), "regenerated": regenerated, "pending": pending,
+            "skipped": list(store.skipped_files or [])}
+
+
+# ------------------------------------------------------------------------------------ the views' frames
+def _runs(sel: Selection, models, fn, keys, **kw) -> list[pd.DataFrame]:
+    """One analysis over several models, each with the selected methods it has (others left out)."""
+    out = []
+    for m in models:
+        have = [x for x in sel.methods if x in sel.store.methods(m, sel.bench)]
+        if have:
+            out.append(by_template(fn, sel.store, m, sel.bench, have, sel.template, keys, **kw))
+    return out
+
+
+def overall_table(sel: Selection) -> pd.DataFrame:
+    """Overall accuracy: this project's runs with their intervals, the benchmark's human baseline and Ide
+    et al.'s published numbers for the selected methods, each row with its source (OVERALL_COLUMNS)."""
+    store, bench, template = sel.store, sel.bench, sel.template
+    parts = []
+    if sel.model:
+        for ours in _runs(sel, [sel.model, *sel.also], A.accuracy_overall, []):
+            m = str(ours.model.iloc[0]) if len(ours) else sel.model
+            have = [x for x in sel.methods if x in store.methods(m, bench)]
+            ours = with_intervals(ours, CI.overall_intervals(store, m, bench, have, template), [])
+            finished = store.manifest(m, bench).get("finished", "")
+            src = "this project" + (f", run finished {finished[:10]}" if finished else "") + "; interval: " + CI.SOURCE
+            tmpl = [template_cell(t, template) for t in ours.template]
+            parts.append(pd.DataFrame({"Model": m, "Method": ours.method.map(display_name), "Template": tmpl,
+                                       "Accuracy (%)": ours.accuracy.round(1),
+                                       CI_COLUMN: [ci_label(lo, hi) for lo, hi in zip(ours.ci_low, ours.ci_high)],
+                                       "Pairs": ours.pairs, "Source": src}))
+    hum = A.published_human(store, bench, "overall")
+    if not hum.empty:
+        what = hum.measure if "measure" in hum else "human judgment"
+        parts.append(pd.DataFrame({"Model": "humans", "Method": what, "Template": "-",
+                                   "Accuracy (%)": hum.accuracy.round(1), CI_COLUMN: "", "Pairs": None,
+                                   "Source": hum.source}))
+    pub = A.published_ide_accuracy(store, bench)
+    if not pub.empty and sel.methods:
+        pub = pub[pub.method.isin(sel.methods) & pub.template.isin(["-", "mean", "max"])]
+        parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method.map(display_name),
+                                   "Template": pub.template.map(template_label), "Accuracy (%)": pub.accuracy.round(1),
+                                   CI_COLUMN: "", "Pairs": None, "Source": pub.source}))
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=OVERALL_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[OVERALL_COLUMNS]
+
+
+def published_for_phenomena(sel: Selection, show_models: bool) -> pd.DataFrame:
+    """The benchmark's published numbers by phenomenon: humans, and with ``show_models`` its paper's models
+    and the PLL numbers of the selected methods (long format, each with its source)."""
+    store, bench = sel.store, sel.bench
+    parts = [A.published_human(store, bench, "phenomenon")]
+    if show_models:
+        parts.append(A.published_models(store, bench, "phenomenon"))
+        kauf = A.published_kauf(store, bench, "phenomenon")
+        parts.append(kauf[kauf.method.isin(sel.methods)])
+    parts = [p[A.LONG_COLUMNS] for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=A.LONG_COLUMNS)
+
+
+def phenomenon_frames(sel: Selection, show_models: bool, sink: dict | None = None):
+    """(ours, published) accuracy by phenomenon: the selected models' runs with intervals, and the
+    published numbers. ``sink`` gets the figure's data for its CSV."""
+    ours = None
+    if sel.model:
+        runs = _runs(sel, [sel.model, *sel.also], A.accuracy_by_phenomenon, ["phenomenon"])
+        runs = [with_intervals(r, CI.phenomenon_intervals(sel.store, str(r.model.iloc[0]), sel.bench,
+                                                          sorted(set(r.method)), sel.template), ["phenomenon"])
+                for r in runs if len(r)]
+        ours = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
+    pub = published_for_phenomena(sel, show_models)
+    if sink is not None:
+        mine = ours.assign(source=OURS) if ours is not None and len(ours) else None
+        parts = [f for f in (mine, pub) if f is not None and len(f)]
+        sink["accuracy-by-phenomenon"] = pd.concat(parts, ignore_index=True) if parts else None
+    return (ours if ours is not None else pd.DataFrame()), pub
+
+
+def length_frames(sel: Selection, sink: dict | None = None):
+    """(accuracy by token-length difference, length bias, published bias): the first two None with no run."""
+    pub = A.published_ide_length_bias(sel.store, sel.bench)
+    if not sel.model:
+        return None, None, pub
+    store, model, bench, methods, template = sel.store, sel.model, sel.bench, sel.methods, sel.template
+    by_len = by_template(A.accuracy_by_length, store, model, bench, methods, template, ["len_diff", "label"], clip=4)
+    by_len = with_intervals(by_len, CI.length_intervals(store, model, bench, methods, template, clip=4), ["len_diff"])
+    bias = by_template(A.length_bias, store, model, bench, methods, template, [])
+    if sink is not None:
+        sink["accuracy-by-length"] = by_len.assign(source=OURS)
+    return by_len, bias, pub
+
+
+def paradigm_frames(sel: Selection, phenomenon: str | None, sink: dict | None = None):
+    """(accuracy per paradigm with intervals, the humans' per paradigm where published), or None with no run."""
+    if not sel.model:
+        return None
+    store, model, bench, methods, template = sel.store, sel.model, sel.bench, sel.methods, sel.template
+    df = by_template(A.accuracy_by_paradigm, store, model, bench, methods, template, ["paradigm", "phenomenon"])
+    if phenomenon and phenomenon != "all":
+        df = df[df.phenomenon == phenomenon]
+    df = with_intervals(df, CI.paradigm_intervals(store, model, bench, methods, template), ["paradigm"])
+    if sink is not None:
+        sink["accuracy-by-paradigm"] = df.assign(source=OURS)
+    human = A.published_human(store, bench, "paradigm")
+    if not human.empty:
+        human = human[human.paradigm.isin(set(df.paradigm))]
+    return df, human
+
+
+ENSEMBLE_ORDER = ["p_only", "mix_p3", "mix_l3", "l_only", "in_template_lp_oracle", "yes_no_prob_comp_oracle"]
+
+
+def ensemble_frames(sel: Selection):
+    """(table, ours): the ensembles and oracles, this project's (with intervals) beside Ide et al.'s
+    Table 5 / 13, one row per setting; ``ours`` empty with no run of this project."""
+    store, bench, model = sel.store, sel.bench, sel.model
+    pub = A.published_ide_ensembles(store, bench)
+    table = pd.DataFrame()
+    if not pub.empty:
+        table = pub.pivot_table(index="setting", columns="model", values="accuracy", aggfunc="first")
+        table.columns = [f"{c} (Ide et al. 2025)" for c in table.columns]
+    ours = A.ensembles(store, model, bench) if model else pd.DataFrame()
+    if not ours.empty:
+        ours = ensemble_intervals(sel, ours)
+        mine = ours.set_index("setting")[["accuracy", "ci_low", "ci_high", "pairs"]]
+        mine = pd.DataFrame({f"{model} (this project)": mine.accuracy,
+                             f"{model}: {CI_COLUMN}": [ci_label(lo, hi) for lo, hi in zip(mine.ci_low, mine.ci_high)],
+                             f"{model}: pairs": mine.pairs}, index=mine.index)
+        table = mine.join(table, how="outer") if not table.empty else mine
+    if table.empty:
+        return pd.DataFrame({"setting": []}), ours
+    order = ENSEMBLE_ORDER
+    table = table.reindex([s for s in order if s in table.index] + [s for s in table.index if s not in order])
+    table = table.round(1).reset_index().rename(columns={"index": "setting"})
+    return table, ours
+
+
+def ensemble_intervals(sel: Selection, ours: pd.DataFrame) -> pd.DataFrame:
+    """The ensembles' rows with the interval of each setting's overall accuracy (its method, its template)."""
+    rows = []
+    for method, template in zip(ours.method, ours.template):
+        ci = CI.overall_intervals(sel.store, sel.model, sel.bench, [method], str(template))
+        rows.append(ci.iloc[0][["pairs", *CI.CI_COLUMNS]] if len(ci) else pd.Series(
+            {"pairs": None, "ci_low": float("nan"), "ci_high": float("nan")}))
+    return pd.concat([ours.reset_index(drop=True), pd.DataFrame(rows).reset_index(drop=True)], axis=1)
+
+
+AB_ORDERS = {"good=A": "good sentence is A", "good=B": "good sentence is B", "both": "both orders"}
+
+
+def ab_frames(sel: Selection, sink: dict | None = None):
+    """(ours, published): the share of 'A' answers by template and order (None without an A/B run), and
+    Ide et al.'s Table 12 shares (benchmark, model, share_A, source)."""
+    pub = A.published_ide_ab_share(sel.store, sel.bench)
+    if not sel.model or "ab_prompting" not in sel.store.methods(sel.model, sel.bench):
+        return None, pub
+    df = A.ab_prompting(sel.store, sel.model, sel.bench)
+    df = df.assign(order=df.variant.map(AB_ORDERS))
+    if sink is not None:
+        sink["ab-share"] = df.assign(source="this project")
+    return df, pub
+
+
+def _with_humans(sel: Selection, df: pd.DataFrame, key: str) -> pd.DataFrame:
+    keep = [c for c in (key, "accuracy", "pairs", "ci_low", "ci_high") if c in df]
+    parts = [df[keep].assign(group=[f"{m} [{t}]" if t not in ("-", "") else m
+                                    for m, t in zip(df.method, df.template)])]
+    if "human_accuracy" in df and df.human_accuracy.notna().any():
+        b = describe(sel.bench)
+        h = df.drop_duplicates(key)[[key, "human_accuracy"]].rename(columns={"human_accuracy": "accuracy"})
+        parts.append(h.assign(group=b.human.get("label", "Humans (published)") if b else "Humans (published)"))
+    return pd.concat(parts, ignore_index=True)
+
+
+SHUFFLE_KINDS = {True: "word-shuffling paradigms", False: "other paradigms"}
+
+
+def shuffle_frame(sel: Selection, sink: dict | None = None) -> pd.DataFrame | None:
+    """Word-shuffling paradigms against the rest, with intervals and the humans' mean where published,
+    one row per bar (``group``); None with no run."""
+    if not sel.model:
+        return None
+    store, model, bench, methods, template = sel.store, sel.model, sel.bench, sel.methods, sel.template
+    df = by_template(A.paradigm_type_summary, store, model, bench, methods, template, ["word_shuffling"])
+    if df.empty:
+        return df
+    df = df.assign(kind=df.word_shuffling.map(SHUFFLE_KINDS))
+    flags = A.word_shuffling_paradigms(store, model, bench)
+    kinds = dict(zip(flags.paradigm, flags.word_shuffling.map(SHUFFLE_KINDS)))
+    ci = CI.grouped_paradigm_intervals(store, model, bench, methods, template, kinds, "kind")
+    df = with_intervals(df.drop(columns="pairs"), ci, ["kind"])
+    if sink is not None:
+        sink["word-shuffling"] = df.assign(source=OURS)
+    return _with_humans(sel, df, "kind")
+
+
+def attractor_frame(sel: Selection, sink: dict | None = None) -> pd.DataFrame | None:
+    """Subject-verb agreement by attractor type, one row per bar; None when the benchmark groups no
+    paradigms by attractor or there is no run."""
+    groups = A.attractors(sel.bench)
+    if not sel.model or not groups:
+        return None
+    store, model, bench, methods, template = sel.store, sel.model, sel.bench, sel.methods, sel.template
+    df = by_template(A.sv_agreement_by_attractor, store, model, bench, methods, template, ["attractor"])
+    if df.empty:
+        return df
+    ci = CI.grouped_paradigm_intervals(store, model, bench, methods, template, groups, "attractor")
+    df = with_intervals(df.drop(columns="pairs"), ci, ["attractor"])
+    if sink is not None:
+        sink["sv-agreement-by-attractor"] = df.assign(source=OURS)
+    return _with_humans(sel, df, "attractor")
+
+
+def findings(sel: Selection) -> pd.DataFrame:
+    """Ide et al. 2025's text figures for the word-order and attractor views of this benchmark."""
+    f = A.published_ide_findings(sel.store)
+    if f.empty:
+        return f
+    return f[(f.benchmark == sel.bench) & f.subset.str.contains("shuffling|other_paradigms|attractor", regex=True)]
+
+
+def wrong_pairs(sel: Selection, method: str | None) -> pd.DataFrame:
+    """Every pair judgment ``method`` gets wrong (or ties) in the selected run, up to WRONG_FETCH (WRONG_COLUMNS)."""
+    if not sel.model or not method:
+        return pd.DataFrame(columns=WRONG_COLUMNS)
+    store, model, bench, template = sel.store, sel.model, sel.bench, sel.template
+    tmpl = None
+    templates = store.templates(model, bench, method)
+    if template == "best":
+        tmpl = A.best_template(store, model, bench, method)
+    elif template != "mean" and template in templates:
+        tmpl = template
+    elif len(templates) == 1:
+        tmpl = templates[0]
+    cols = ["paradigm", "phenomenon", "pair_id", "template", "variant", "good", "bad", "score_good", "score_bad"]
+    df = store.rows(model, bench, [method], template=tmpl, wrong_only=True, columns=cols, limit=WRONG_FETCH)
+    return pd.DataFrame({"Paradigm": df.paradigm, "Pair": df.pair_id, "Template": df.template, "Order": df.variant,
+                         "Acceptable sentence": df.good, "Unacceptable sentence": df.bad,
+                         "Score: good": df.score_good.round(4), "Score: bad": df.score_bad.round(4),
+                         # > 0 only for a tie inside the tie tolerance (counted wrong, accapp/methods/formulas.py)
+                         "Margin (good − bad)": (df.score_good - df.score_bad).round(4),
+                         "Phenomenon": df.phenomenon}, columns=WRONG_COLUMNS)
+
+
+def filter_wrong(df: pd.DataFrame, text: str | None = None, phenomenon: str | None = None,
+                 sort: str | None = "order") -> pd.DataFrame:
+    """Wrong pairs kept by a case-insensitive text (in either sentence or the paradigm) and a phenomenon
+    ("all" = any), sorted: "order" (benchmark order), "margin" (most wrong first), "-margin" (nearest a tie)."""
+    if df.empty:
+        return df
+    keep = pd.Series(True, index=df.index)
+    needle = (text or "").strip().casefold()
+    if needle:
+        hay = (df["Acceptable sentence"].astype(str) + "\n" + df["Unacceptable sentence"].astype(str) + "\n"
+               + df["Paradigm"].astype(str)).str.casefold()
+        keep &= hay.str.contains(needle, regex=False)
+    if phenomenon and phenomenon != "all":
+        keep &= df["Phenomenon"] == phenomenon
+    out = df[keep]
+    if sort in ("margin", "-margin"):
+        out = out.sort_values("Margin (good − bad)", ascending=sort == "margin", kind="stable")
+    return out.reset_index(drop=True)
+
+
+def hu_levy_measures(sel: Selection) -> pd.DataFrame | None:
+    """Hu & Levy 2023's own measures of the run's metalinguistic prompts, one row per prompt (columns:
+    HU_LEVY_COLUMNS, name, note); None with no run."""
+    return H.measures(sel.store, sel.model, sel.bench) if sel.model else None
