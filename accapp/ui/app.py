@@ -270,8 +270,8 @@ def main() -> None:
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
     demo = build_app()
-    # Probes and every other event: PROBE_CONCURRENCY at once; file jobs have their own queue and
-    # limit (set on their events, accapp.ui.score_file); max_size bounds the events waiting.
+    # Probes and every other event: PROBE_CONCURRENCY at once; file jobs wait in their own queue
+    # (accapp.service.file_jobs; their events' limit admits them all); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     if settings.flag("ACCAPP_PRELOAD"):
         warmup = get_state().preload()
