@@ -33,7 +33,8 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    # ---- the app's queues and limits (accapp/ui/queues.py, accapp/service/host.py, accapp/ui/app.py)
+    # ---- the app's queues and limits (accapp/service/file_jobs.py, accapp/ui/queues.py, accapp/service/host.py,
+    # accapp/ui/app.py)
     Setting("ACCAPP_PROBE_CONCURRENCY", "int", None, "probes, prompts and `/probe` calls running at once (their own "
             "queue; also the limit of Explore's events)", 1, 256, "`ACCAPP_CONCURRENCY` (16)"),
     Setting("ACCAPP_CONCURRENCY", "int", 16, "the older name of `ACCAPP_PROBE_CONCURRENCY`", 1, 256),

@@ -4,8 +4,9 @@ Fast tests (no server): the file parser's bounds and per-line errors, the memory
 priority of interactive work over file steps. Slow tests: the real app on loopback with both
 embedded models and a memory budget that fits one of them (accapp.ui.app; tests/ui_server.py):
 oversize upload, wide header, a bad line, two models and an LRU unload, a refusal before loading,
-one file job per visitor, a probe answered while a file job runs, a prompt cancel, request size,
-and (as root, on a small tmpfs) a full disk reported as a message.
+one file job per visitor, a probe answered while a file job runs, another visitor's file waiting
+with its place, a prompt cancel, request size, and (as root, on a small tmpfs) a full disk
+reported as a message.
 """
 
 from __future__ import annotations
@@ -291,9 +292,21 @@ def test_one_file_job_per_visitor_probes_beside_it_and_a_prompt_cancel(client, a
     assert not job.done(), "the file job ended before the probes: make it longer"
     assert sorted(latencies)[2] < 5, latencies  # median; the mixed benchmark holds p95 to 2 s on a quiet machine
 
+    # another visitor's file (ACCAPP_FILE_CONCURRENCY=1 here) waits in the app's file queue, showing its place
+    waiting = other.submit(handle_file(str(second)), "smollm2-135m-instruct", ["lp"], api_name="/score_file")
+    deadline, desc = time.time() + 30, ""
+    while time.time() < deadline and "Waiting" not in desc:
+        desc = " ".join(p.desc or "" for p in (waiting.status().progress_data or []))
+        time.sleep(0.2)
+    assert "Waiting: number 1 in the queue" in desc
+    assert _status(client)["file_jobs"] == {"running": 1, "waiting": 1}
+    assert not job.done()
+
     t = time.perf_counter()
     assert job.cancel()
     assert time.perf_counter() - t < 5  # the caller is answered at once (gradio_client's own timeout is 5 s)
+    # the stopped job leaves the queue: the waiting one starts and ends
+    assert pd.read_csv(waiting.result(timeout=120), keep_default_na=False)["lp: verdict"].tolist() == ["good"]
     deadline = time.time() + 30
     while time.time() < deadline and _status(client)["file_jobs"]["running"]:
         time.sleep(0.2)

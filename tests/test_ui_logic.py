@@ -380,6 +380,38 @@ def test_score_file_bad_uploads(app_state, tmp_path):
         list(score_file.run_score(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"]))
 
 
+def test_a_file_job_waits_its_turn_showing_its_place_and_stop_takes_it_out(app_state, tmp_path):
+    """The tab's handler in the app's file queue (accapp.service.file_jobs): with every slot taken it
+    waits, showing its place; the visitor's second job is refused at once saying where the first
+    stands; it runs once a slot frees; closed while it waits (Stop), it leaves the queue."""
+    from accapp.service.file_jobs import file_queue
+
+    queue, me = file_queue(), gr.Request(session_hash="me")
+    path = tmp_path / "pairs.csv"
+    path.write_bytes(_csv([("The dogs bark.", "The dogs barks.")]))
+    blockers = [queue.admit(f"other-{k}") for k in range(queue.concurrency)]
+    try:
+        run = score_file.run_score(str(path), DEFAULT_MODEL, ["lp"], request=me)
+        shown = next(run)
+        assert "Waiting: number 1 in the queue…" in shown[1]
+        assert queue.counts()["waiting"] == 1
+        file_check = score_file.validate_job(str(path), DEFAULT_MODEL, ["lp"], request=me)[0]
+        assert not file_check["is_valid"] and file_check["message"].startswith("Your file is number 1 in the queue")
+        blockers.pop().leave()  # a slot frees: the job runs to its end
+        last = list(run)[-1]
+        assert "Scored <b>1</b> of 1 rows" in last[1] and queue.refusal("me") is None
+        assert queue.counts() == {"running": len(blockers), "waiting": 0}
+
+        blockers.append(queue.admit("other-again"))
+        stopped = score_file.run_score(str(path), DEFAULT_MODEL, ["lp"], request=me)
+        assert "Waiting: number 1" in next(stopped)[1]
+        stopped.close()  # what Stop does: Gradio closes the handler's generator
+        assert queue.counts() == {"running": len(blockers), "waiting": 0} and queue.refusal("me") is None
+    finally:
+        for job in blockers:
+            job.leave()
+
+
 def test_column_names():
     assert file_svc.column_name("lp", "-", "", "verdict") == "lp: verdict"
     assert file_svc.column_name("in_template_lp", "2", "", "score_good") == "in_template_lp [2]: score_good"

@@ -4,7 +4,8 @@ Environment, as on a Hugging Face Space: ``PORT`` (default 7860) and ``GRADIO_SE
 (default 127.0.0.1; a Space sets 0.0.0.0). Also: ``ACCAPP_PRELOAD=0`` skips warming the default
 model at start; ``ACCAPP_RESULTS_DIR`` points the explorer at another results folder. The limits
 that keep a public Space up (queues, memory, uploads, request sizes) are listed in the README's
-"Limits and settings"; the queues' are in :mod:`accapp.ui.queues`.
+"Limits and settings"; the Gradio queues' are in :mod:`accapp.ui.queues`, the file jobs' queue is
+:mod:`accapp.service.file_jobs`.
 
 Requests are bounded before they reach a handler: an upload by Gradio's own ``max_file_size``
 (``ACCAPP_MAX_UPLOAD_MB``, 20), any other request body by :class:`BoundedRequests`
@@ -32,7 +33,8 @@ import gradio as gr  # noqa: E402
 
 from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
-from accapp.service import gpu  # noqa: E402
+from accapp.service import file_jobs, gpu  # noqa: E402
+from accapp.service.file_jobs import file_queue  # noqa: E402
 from accapp.service.host import get_state  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
 from accapp.ui import about, cite, explore, gallery, links, probe, queues, score_file  # noqa: E402
@@ -191,7 +193,6 @@ def status() -> dict:
     is counted for), the memory budget, this process's resident memory, the file jobs queued, and
     whether the `spaces` package is imported and the app runs on ZeroGPU."""
     state = get_state()
-    jobs = queues.file_jobs()
     try:
         import psutil
 
@@ -200,10 +201,9 @@ def status() -> dict:
         rss = None
     return {"models": state.loaded_models(), "memory_budget_bytes": state.pool.budget, "rss_bytes": rss,
             "gpu": {"spaces": gpu.spaces is not None, "zero_gpu": gpu.on_zero_gpu()},
-            "file_jobs": {"running": sum(j["state"] == "running" for j in jobs),
-                          "waiting": sum(j["state"] == "waiting" for j in jobs)},
-            "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "file_concurrency": queues.FILE_CONCURRENCY,
-                       "file_queue_max": queues.FILE_QUEUE_MAX, "file_jobs_per_visitor": queues.FILE_JOBS_PER_VISITOR,
+            "file_jobs": file_queue().counts(),
+            "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "file_concurrency": file_jobs.FILE_CONCURRENCY,
+                       "file_queue_max": file_jobs.FILE_QUEUE_MAX, "file_jobs_per_visitor": file_jobs.FILE_JOBS_PER_VISITOR,
                        "max_upload_bytes": MAX_UPLOAD_BYTES, "max_request_bytes": MAX_REQUEST_BYTES}}
 
 
@@ -254,7 +254,6 @@ def build_app() -> gr.Blocks:
                            api_visibility="undocumented").then(
             ex.render, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
         demo.load(**ex.load_event, api_visibility="undocumented").then(**ex.then_event, api_visibility="undocumented")
-    queues.attach(demo)
     return demo
 
 
@@ -271,8 +270,8 @@ def main() -> None:
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
     demo = build_app()
-    # Probes and every other event: PROBE_CONCURRENCY at once; file jobs have their own queue and
-    # limit (set on their events, accapp.ui.score_file); max_size bounds the events waiting.
+    # Probes and every other event: PROBE_CONCURRENCY at once; file jobs wait in their own queue
+    # (accapp.service.file_jobs; their events' limit admits them all); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     if settings.flag("ACCAPP_PRELOAD"):
         warmup = get_state().preload()
@@ -283,7 +282,7 @@ def main() -> None:
     log.info("limits: %s", json.dumps(status()["limits"]))
     demo.launch(server_name=host, server_port=port, theme=theme(), css=CSS, show_error=False, ssr_mode=False,
                 footer_links=["api", "settings"], max_file_size=MAX_UPLOAD_BYTES, state_session_capacity=SESSIONS,
-                app_kwargs={"middleware": [Middleware(BoundedRequests)]})
+                max_threads=queues.MAX_THREADS, app_kwargs={"middleware": [Middleware(BoundedRequests)]})
 
 
 if __name__ == "__main__":

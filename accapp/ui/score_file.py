@@ -8,11 +8,13 @@ column); this tab writes every file to a temporary name renamed into place (the 
 a download never sees half a file. The same work is the ``/score_file`` API endpoint (the result
 CSV) and ``/score_file_all`` (every file of the run).
 
-File jobs wait in their own queue (:mod:`accapp.ui.queues`): before one joins it, a check refuses
-a second job of the same visitor, a full queue, a file over the size limit and a bad list of
-methods; while it runs it takes the model one short step at a time, after any probe. When it ends
-(done, failed or stopped) its upload is removed; the result stays for download for an hour.
-A full disk is a message.
+File jobs wait in their own queue (:mod:`accapp.service.file_jobs`): before one is sent, a check
+refuses a second job of the same visitor, a full queue, a file over the size limit and a bad list
+of methods. A job that must wait shows its place ("Waiting: number 2 in the queue…") until its
+turn; while it runs it takes the model one short step at a time, after any probe. When it ends
+(done, failed or stopped) it leaves the queue, the next one starts, and its upload is removed
+unless another job in the queue was sent the same file; the result stays for download for an
+hour. A full disk is a message.
 """
 
 from __future__ import annotations
@@ -34,11 +36,11 @@ from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_a
 from accapp.methods import display_name, method_ids
 from accapp.service import score_file as svc
 from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices
+from accapp.service.file_jobs import FileJob, file_queue
 from accapp.service.host import get_state
 from accapp.service.probe import method_choices
-from accapp.ui import queues
 from accapp.ui.common import esc, friendly, intro, note
-from accapp.ui.queues import FILE_CONCURRENCY, FILE_QUEUE
+from accapp.ui.queues import FILE_EVENTS, FILE_QUEUE
 
 MAX_ROWS = svc.MAX_ROWS
 DEFAULT_METHODS = ["lp", "mean_lp", "pen_lp", "in_template_lp", "yes_no_prob_comp"]
@@ -191,9 +193,9 @@ def _upload_dir() -> Path:
     return Path(get_upload_folder()).resolve()
 
 
-def remove_upload(path, session: str | None = None) -> bool:
+def remove_upload(path) -> bool:
     """Remove a job's uploaded file (and its folder, once empty) from Gradio's upload folder; never a
-    file elsewhere (a test's, the example's), nor one another queued job was sent with."""
+    file elsewhere (a test's, the example's), nor one a job in the file queue was sent with."""
     if not path or not isinstance(path, (str, os.PathLike)):
         return False
     try:
@@ -201,40 +203,66 @@ def remove_upload(path, session: str | None = None) -> bool:
         uploads, ours = _upload_dir(), get_state().tmpdir().resolve()
         if not real.is_relative_to(uploads) or real.is_relative_to(ours) or real == uploads:
             return False
-        in_use = queues.uploads_in_use(exclude_session=session)
-        if in_use is None or str(real) in in_use:
+    except OSError:
+        return False
+
+    def remove(_) -> bool:
+        try:
+            real.unlink(missing_ok=True)
+        except OSError:
             return False
-        real.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             if real.parent != uploads:
                 real.parent.rmdir()  # Gradio keeps each upload in a folder of its own (its hash)
         return True
-    except OSError:
-        return False
+
+    return file_queue().remove_unless_in_use(real, remove)
 
 
 @contextlib.contextmanager
 def file_job(path, request: gr.Request | None):
-    """One file job of a visitor: counted while it runs (a second one is refused), its upload
-    removed when it ends (done, failed or stopped), a full disk turned into a message."""
+    """One file job of a visitor in the file queue (a refusal is a UserError): it leaves the queue
+    when it ends (done, failed or stopped), then its upload is removed; a full disk is a message."""
     session = getattr(request, "session_hash", None)
-    with queues.file_job(session):
-        try:
-            yield
-        except OSError as exc:
-            if is_disk_full(exc):
-                raise UserError(DISK_FULL_MESSAGE) from exc
-            raise
-        finally:
-            if request is not None:  # a Gradio event, not a direct call (tests, scripts)
-                remove_upload(path, session)
+    job = file_queue().admit(session, [path])
+    try:
+        yield job
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise UserError(DISK_FULL_MESSAGE) from exc
+        raise
+    finally:
+        job.leave()
+        if request is not None:  # a Gradio event, not a direct call (tests, scripts)
+            remove_upload(path)
+
+
+def waiting(job: FileJob, progress=None):
+    """While the job waits for its turn, its place (1 = next) every FileJob.wait_turn, also shown as
+    the progress text; each yield is a point where Stop ends the job. Returns once it may run."""
+    while not job.wait_turn():
+        place = job.position
+        if place:
+            if progress is not None:
+                progress(0, desc=waiting_text(place))
+            yield place
+
+
+def waiting_text(place: int) -> str:
+    return f"Waiting: number {place} in the queue…"
+
+
+def check_stopped(job: FileJob) -> None:
+    """Between steps: a job taken out of the queue (its cancel event set) stops here."""
+    if job.cancelled:
+        raise UserError("The file job was stopped.")
 
 
 def validate_job(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None):
     """Checked before a file job joins the queue (Gradio's validator, so a refusal is immediate and
     takes no place in the queue): one job per visitor, the queue's length, the file's size, the
     model, the methods and the layout. One gr.validate per input: file, model, methods, layout, tokens."""
-    file_msg = queues.file_job_refusal(getattr(request, "session_hash", None)) or ""
+    file_msg = file_queue().refusal(getattr(request, "session_hash", None)) or ""
     if not file_msg and not path:
         file_msg = "Upload a CSV or JSONL file of pairs first."
     elif not file_msg:
@@ -262,10 +290,19 @@ def validate_job(path, model_id, methods, layout="wide", tokens=False, request: 
 
 @friendly
 def run_score(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None, progress=gr.Progress()):
-    with file_job(path, request):
+    with file_job(path, request) as job:
+        shown = None
+        for place in waiting(job, progress):
+            if place == shown:  # nothing new to show
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                continue
+            shown = place
+            yield gr.skip(), note(f"{waiting_text(place)} <b>Stop</b> takes your file out of the queue.",
+                                  "info"), gr.skip(), gr.skip(), gr.skip()
         steps = upload_all_steps(path, model_id, methods, progress, layout, tokens)
         shown = None
         while True:
+            check_stopped(job)
             try:
                 done, total = next(steps)
             except StopIteration as stop:
@@ -300,9 +337,12 @@ def preview_widths(columns: list[str]) -> list[str]:
 
 
 def _api_steps(file, model, methods, layout, tokens, request, progress, everything: bool):
-    with file_job(file, request):
+    with file_job(file, request) as job:
+        for _ in waiting(job, progress):
+            yield gr.skip()  # its place is the progress text; a point where /cancel ends the wait
         steps = upload_all_steps(file, model, methods, progress, layout, tokens)
         while True:
+            check_stopped(job)
             try:
                 next(steps)
             except StopIteration as stop:
@@ -383,7 +423,7 @@ def build() -> None:
     inputs = [upload, model, methods, layout, tokens]
     run_event = run_btn.click(run_score, inputs, [result, summary, preview, upload, phenomena],
                               api_visibility="undocumented", concurrency_id=FILE_QUEUE,
-                              concurrency_limit=FILE_CONCURRENCY, validator=validate_job)
+                              concurrency_limit=FILE_EVENTS, validator=validate_job)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoints: the same work. /score_file returns the result CSV alone (as before the
     # layout and tokens inputs came; both have defaults, so old clients get the same file),
@@ -391,13 +431,13 @@ def build() -> None:
     api_out = gr.File(visible=False, label="result_csv")
     api_btn = gr.Button(visible=False)
     api_btn.click(api_score, inputs, [api_out], api_name="score_file", concurrency_id=FILE_QUEUE,
-                  concurrency_limit=FILE_CONCURRENCY, validator=validate_job,
+                  concurrency_limit=FILE_EVENTS, validator=validate_job,
                   api_description="Score a CSV/JSONL file of minimal pairs (columns good, bad); returns the result CSV "
                                   "(layout 'wide': one row per input row, or 'long': one row per judgment).")
     api_all_out = gr.File(visible=False, file_count="multiple", label="files")
     api_all_btn = gr.Button(visible=False)
     api_all_btn.click(api_score_all, inputs, [api_all_out], api_name="score_file_all", concurrency_id=FILE_QUEUE,
-                      concurrency_limit=FILE_CONCURRENCY, validator=validate_job,
+                      concurrency_limit=FILE_EVENTS, validator=validate_job,
                       api_description="As /score_file, returning every file written: the result CSV, the tokens CSV "
                                       "(tokens=True), the summary by phenomenon (a phenomenon column) and the "
                                       "metadata sidecar JSON.")
