@@ -8,7 +8,6 @@ good, bad: the same path for shipped benchmarks and user files.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -170,25 +169,70 @@ def _too_many_rows(max_rows: int) -> UserError:
     return UserError(f"The file has more than {max_rows:,} rows; the limit is {max_rows:,}.")
 
 
+def line_ending(text: str) -> str:
+    """A file's line ending, found once: its first line break's ("\r\n", "\n" or "\r"). Any other
+    CR or LF in the file is a character of its cell, never the end of a row."""
+    first = re.search(r"\r\n|\r|\n", text)
+    return first.group() if first else "\n"
+
+
+def _unclosed_quote_line(lines: list[str], first_line: int, sep: str) -> int | None:
+    """The line where a quoted cell opens and is never closed, in a record's physical lines (the csv
+    module's rule: a quote opens a cell only at its start; "" inside is a quote), or None."""
+    opened, in_quotes, at_start, i = None, False, True, 0
+    text = "".join(lines)
+    starts = [first_line + n for n, line in enumerate(lines) for _ in line]
+    while i < len(text):
+        c = text[i]
+        if in_quotes:
+            if c == '"' and text[i + 1:i + 2] == '"':
+                i += 1
+            elif c == '"':
+                in_quotes, opened = False, None
+        elif c == '"' and at_start:
+            in_quotes, opened = True, starts[i]
+        at_start = not in_quotes and c in (sep, "\r", "\n")
+        i += 1
+    return opened if in_quotes else None
+
+
 def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[int, str]]:
     """Records of a CSV text (keys: header names stripped and lower-cased) and {record: message}
-    for those that could not be read. The header is checked first: its length and columns."""
-    first = re.search(r"\r\n|\r|\n", text)
-    head = text[: first.start()] if first else text
+    for those that could not be read: every row of the file is a record, or the file is refused whole
+    with the reason (a quote never closed). The header is checked first: its length and columns.
+    Rows end at the file's own line ending (:func:`line_ending`); a lone CR (or LF) elsewhere stays in
+    its cell, where the sentence check names it."""
+    ending = line_ending(text)
+    first = text.find(ending)
+    head = text[: first] if first >= 0 else text
     if len(head) > MAX_HEADER_CHARS:
         raise UserError(f"The header line is {len(head):,} characters long; the limit is {MAX_HEADER_CHARS:,}.")
     width = len(next(csv.reader([head], delimiter=sep), []))
     if width > MAX_COLUMNS:
         raise UserError(f"The header has {width:,} columns; the limit is {MAX_COLUMNS}. Keep good, bad and a few others.")
     long_lines: set[int] = set()
+    # The csv module ends a row at any CR or LF; other breaks than the file's ending stand in for
+    # characters the file lacks while it parses, and are put back in each cell after.
+    stand_in = {c: _absent_char(text, k) for k, c in enumerate("\r\n")}  # inside a line, either is lone
+    back = {v: k for k, v in stand_in.items()}
+    physical = text.split(ending)
+    if physical and physical[-1] == "":
+        physical.pop()  # the file's last line ending ends its last row
+    physical = [line + ending for line in physical]
 
-    def lines():  # physical lines (LF, CRLF or CR), each over MAX_LINE_CHARS cut to its quotes' parity
-        for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+    def lines():  # physical lines at the file's ending, each over MAX_LINE_CHARS cut to its quotes' parity
+        for number, line in enumerate(physical, start=1):
             if len(line) > MAX_LINE_CHARS:
                 long_lines.add(number)
-                end = line[len(line.rstrip("\r\n")):]
-                line = ('"' if line.count('"') % 2 else "-") + end  # never blank: the line keeps its record
+                line = ('"' if line.count('"') % 2 else "-") + ending  # never blank: the line keeps its record
+            for c, s in stand_in.items():
+                line = line[: -len(ending)].replace(c, s) + ending
             yield line
+
+    def restore(cell: str) -> str:
+        for s, c in back.items():
+            cell = cell.replace(s, c)
+        return cell
 
     reader = csv.reader(lines(), delimiter=sep)
     header: list[str] | None = None
@@ -208,6 +252,13 @@ def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[i
             continue
         if not row:
             continue  # a blank line
+        row = [restore(cell) for cell in row] if back else row
+        if reader.line_num > start or reader.line_num == len(physical):  # a record over several lines, or the last
+            opened = _unclosed_quote_line(physical[start - 1:reader.line_num], start, sep)
+            if opened is not None:
+                raise UserError(f"Line {opened}: a cell opens with a quote (\") that is never closed, so every line "
+                                "after it would be read into that one cell and its rows lost. Close the quote; a quote "
+                                "inside a cell is written twice (\"\").")
         if header is None:
             header = [h.strip().lower() for h in row]
             continue
@@ -229,6 +280,12 @@ def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[i
             record.setdefault(key, "")  # a short line: its missing cells are empty
         records.append(record)
     return records, errors
+
+
+def _absent_char(text: str, k: int) -> str:
+    """A private-use character the text does not hold (the k-th such), to stand in for another while it parses."""
+    found = [c for c in map(chr, range(0xE000, 0xF900)) if c not in text]
+    return found[k]
 
 
 def _jsonl_records(text: str, max_rows: int = MAX_ROWS) -> tuple[list[dict], dict[int, str]]:
