@@ -298,7 +298,8 @@ def build_engine(model: str, dtype: str = "fp32", quantization: str | None = Non
     check_scope(in_template_scope)  # before a model loads
     conventions.get(convention)  # an unknown convention is an error before a model loads
     if lm is None:
-        from accapp.models.loading import load_model, parse_bytes, plan_load, quiet_transformers
+        from accapp.models.budget import parse_bytes, plan_load
+        from accapp.models.loading import load_model, quiet_transformers
         from accapp.models.resolve import resolve_model
 
         quiet_transformers()

@@ -6,7 +6,7 @@ Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one thr
 :meth:`AppState.with_engine`. Benchmark pairs come from :mod:`accapp.service.pairs`.
 
 - Models load lazily, the first time a request needs one, and stay loaded within a memory
-  budget (:class:`accapp.models.loading.ModelPool`, ``ACCAPP_MEMORY_BUDGET``): a model that
+  budget (:class:`accapp.models.pool.ModelPool`, ``ACCAPP_MEMORY_BUDGET``): a model that
   cannot fit is refused before it loads, and to make room the least recently used model is
   unloaded once no request is using it.
 - Requests for one model run one at a time (``ACCAPP_PER_MODEL_CONCURRENCY``, default 1):
@@ -147,7 +147,7 @@ class ModelThread:
 
 class AppState:
     def __init__(self, results_dir: str | os.PathLike | None = None) -> None:
-        from accapp.models.loading import ModelPool
+        from accapp.models.pool import ModelPool
 
         self.results_dir = results_dir
         self.pool = ModelPool(evict=self._evict)
