@@ -89,6 +89,7 @@ class ModelPool:
                 return hit
             plan = self.plan(model_id, dtype, quantization)  # refused here, before anything loads
             self._make_room(plan)
+            loading.quiet_transformers()
             lm = loading.load_model(get_spec(model_id), plan.dtype, plan.quantization, self.device)
             weights = sum(t.numel() * t.element_size() for t in lm.model.parameters())
             cost = max(plan.bytes, int(weights * WEIGHT_FACTOR) + WORKING_BYTES)
