@@ -287,6 +287,12 @@ def make_scorer(lm, batch_size: int | None = None, naive: bool = False, conventi
     return (NaiveScorer if naive else CausalScorer)(lm, convention=conv, **({"batch_size": batch_size} if batch_size else {}))
 
 
+def check_options(in_template_scope: str = "whole", convention: str | None = None) -> None:
+    """An unknown in-template scope or convention is an error before a model loads."""
+    check_scope(in_template_scope)
+    conventions.get(convention)
+
+
 def build_engine(model: str, dtype: str = "fp32", quantization: str | None = None, *, language: str | None = None,
                  in_template_scope: str = "whole", batch_size: int | None = None, device: str | None = None,
                  lm=None, naive: bool = False, convention: str | None = None, trust_remote_code: bool = False,
@@ -295,10 +301,10 @@ def build_engine(model: str, dtype: str = "fp32", quantization: str | None = Non
     id (org/name[@revision]), a local folder or a .gguf file (accapp.models.resolve). max_memory
     (bytes or '16GB'): a model whose estimate exceeds it is refused before any weight loads.
     The CLI, the app, the Python API and the benchmark runner all build their engines here."""
-    check_scope(in_template_scope)  # before a model loads
-    conventions.get(convention)  # an unknown convention is an error before a model loads
+    check_options(in_template_scope, convention)
     if lm is None:
-        from accapp.models.loading import load_model, parse_bytes, plan_load, quiet_transformers
+        from accapp.models.budget import parse_bytes, plan_load
+        from accapp.models.loading import load_model, quiet_transformers
         from accapp.models.resolve import resolve_model
 
         quiet_transformers()

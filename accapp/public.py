@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import pandas as pd
 
@@ -21,13 +20,13 @@ from accapp.models import DEFAULT_MODEL
 CHUNK = 64  # pairs per engine call: one progress step; methods share forward passes within it
 
 
-@lru_cache(maxsize=2)  # a second call with the same model reuses it; at most two stay loaded
-def _engine(model: str, dtype: str, quantization: str | None, language: str | None, in_template_scope: str,
-            trust_remote_code: bool = False, max_memory: int | str | None = None):
-    from accapp.engine import build_engine
+def _engine(model: str, dtype: str, quantization: str | None, trust_remote_code: bool, max_memory, **options):
+    """The model host's engine (accapp.service.host): the app's memory budget and engine cache, so a
+    second call with the same model and options reuses it, and models beyond the budget are unloaded."""
+    from accapp.service.host import get_state
 
-    return build_engine(model, dtype, quantization, language=language, in_template_scope=in_template_scope,
-                        trust_remote_code=trust_remote_code, max_memory=max_memory)
+    return get_state().engine_for(model, dtype, quantization, trust_remote_code=trust_remote_code,
+                                  max_memory=max_memory, **options)
 
 
 def _as_pairs(pairs) -> list[tuple[str, str]]:
@@ -59,7 +58,8 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
     from accapp.methods import resolve
 
     resolve(methods, None)  # too many or unknown method ids fail before a model loads
-    engine = _engine(model, dtype, quantization, language, in_template_scope, trust_remote_code, max_memory)
+    engine = _engine(model, dtype, quantization, trust_remote_code, max_memory, language=language,
+                     in_template_scope=in_template_scope)
     engine.resolve(methods)  # ... and methods the model's kind cannot run, before any work
     valid, errors = engine.check_pairs((i, good, bad, {"pair": i}) for i, (good, bad) in enumerate(_as_pairs(pairs)))
     if errors:
@@ -87,7 +87,7 @@ def token_scores(sentences, model: str = DEFAULT_MODEL, *, dtype: str = "fp32", 
     PLL-original), surprisal_bits (-logprob / ln 2). `model`: any form score_pairs takes."""
     if isinstance(sentences, str):
         sentences = [sentences]
-    engine = _engine(model, dtype, quantization, None, "whole", trust_remote_code, max_memory)
+    engine = _engine(model, dtype, quantization, trust_remote_code, max_memory)
     rows = []
     for i, (text, (tokens, _)) in enumerate(zip(sentences, engine.token_scores(list(sentences)))):
         for k, t in enumerate(tokens):

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from probe_latency import app_running, http_probe  # noqa: E402
 
-from accapp.models.loading import parse_bytes  # noqa: E402
+from accapp.models.budget import parse_bytes  # noqa: E402
 from accapp.store.store import STORE_MEMORY_MB  # noqa: E402
 
 SWITCHES = "smollm2-135m-instruct,gemma3-270m,smollm2-135m-instruct,gemma3-270m"

@@ -190,8 +190,8 @@ def test_a_hub_id_offline_with_nothing_cached_gets_a_clear_message_and_leaves_no
 
 # --------------------------------------------------------------------------------- memory
 def test_an_8b_config_is_refused_on_16gb_in_fp32_and_accepted_in_4_bit():
-    from accapp.models.loading import GiB, plan_load
-    from accapp.models.memory import estimate_from_config, formula_counts
+    from accapp.models.budget import plan_load
+    from accapp.models.memory import GiB, estimate_from_config, formula_counts
     from accapp.models.resolve import spec_from_config
 
     est = estimate_from_config(am.LLAMA3_8B_CONFIG)
@@ -236,7 +236,7 @@ def test_a_cached_hub_id_at_a_revision_resolves_offline_and_the_registry_overrid
 
 
 def test_memory_of_the_tiny_models_matches_their_parameters(engines):
-    from accapp.models.loading import weight_bytes
+    from accapp.models.memory import weight_bytes
 
     for engine in engines.values():
         real = sum(p.numel() * p.element_size() for p in engine.lm.model.parameters())
@@ -303,7 +303,8 @@ def test_the_app_takes_the_registry_the_owners_allowlist_and_any_model_only_when
 
 
 def test_the_apps_memory_budget_refuses_an_allowed_model_that_does_not_fit(folders, monkeypatch):
-    from accapp.models.loading import MiB, ModelPool, estimate_bytes
+    from accapp.models.memory import MiB, estimate_bytes
+    from accapp.models.pool import ModelPool
     from accapp.models.resolve import resolve_model
 
     monkeypatch.setenv("ACCAPP_ALLOW_ANY_MODEL", "1")

@@ -7,7 +7,7 @@ pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available()
 
 
 def test_auto_device_is_cuda():
-    from accapp.models.loading import pick_device
+    from accapp.models.device import pick_device
 
     assert pick_device() == "cuda"
 
@@ -25,6 +25,6 @@ def test_smollm_nf4_on_cuda_scores_casserole():
 
 
 def test_cpu_pick_device_when_asked():
-    from accapp.models.loading import pick_device
+    from accapp.models.device import pick_device
 
     assert pick_device("cpu") == "cpu"

@@ -19,7 +19,8 @@ import pytest
 
 from accapp.errors import UserError
 from accapp.models import get_spec, registry
-from accapp.models.loading import GiB, default_budget, estimate_bytes, gpu_budget, plan_load
+from accapp.models.budget import default_budget, gpu_budget, plan_load
+from accapp.models.memory import GiB, estimate_bytes
 from accapp.service import gpu
 from accapp.service.probe import probe, probe_stages
 from accapp.service.score_file import _score_timed
@@ -48,7 +49,7 @@ def test_the_papers_gpu_models_are_in_the_registry_with_licences_and_gates():
 
 # ------------------------------------------------------------------------------------------ memory
 def test_an_8b_model_is_refused_on_a_16_gb_cpu_and_accepted_in_4_bit_on_a_24_gb_gpu():
-    from accapp.models.loading import ModelPool
+    from accapp.models.pool import ModelPool
 
     llama = get_spec("llama-3-8b")
     cpu = ModelPool(budget=default_budget(16 * GiB), device="cpu")

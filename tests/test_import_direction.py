@@ -1,7 +1,9 @@
 """Imports run one way (the layers of DESIGN's "One way through the code"):
 
-    models <- scoring <- methods <- engine <- {runner, service, public API} <- cli;  service <- ui
+    models <- scoring <- methods <- engine <- service <- {runner, public API} <- cli;  service <- ui
     store <- analysis <- {service, cli}
+
+The runner sits above service: its workers get their engines from the model host (service/host.py).
 
 Every import counts, at the top of a module or inside a function. A module may import the
 shared leaves (errors, schema, files, words, prompts, settings, benchmarks) and the layers its own layer lists.
@@ -21,9 +23,10 @@ ALLOWED = {
     "engine": {"models", "scoring", "methods"},
     "store": set(),
     "analysis": {"store"},
-    "runner": {"models", "scoring", "methods", "engine"},
+    # Above service: a Ray worker gets its engine from the model host, as the app and the API do.
+    "runner": {"models", "scoring", "methods", "engine", "service"},
     "service": {"models", "methods", "engine", "store", "analysis"},  # not runner: the benchmarks are a leaf
-    "public": {"models", "methods", "engine"},
+    "public": {"models", "methods", "engine", "service"},  # engines from the model host
     "cli": {"models", "methods", "engine", "runner", "analysis", "store"},
     # The UI shows what the service hands it (issue 33): models, engines, the runner, the store and the
     # analyses only through service/ (the host, the catalog, Explore's view model).

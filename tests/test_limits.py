@@ -66,7 +66,8 @@ def test_wide_or_long_csv_headers_are_refused_before_parsing():
 # ------------------------------------------------------------------------------------------ memory plan
 def test_memory_plan_refuses_what_cannot_fit_and_halves_large_models():
     from accapp.models import get_spec
-    from accapp.models.loading import GiB, estimate_bytes, parse_bytes, plan_load
+    from accapp.models.budget import parse_bytes, plan_load
+    from accapp.models.memory import GiB, estimate_bytes
 
     smol, gemma, llama = get_spec("smollm2-135m-instruct"), get_spec("gemma3-270m"), get_spec("llama-3-8b")
     budget = parse_bytes("1500MB")

@@ -56,7 +56,7 @@ def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
     assert sum(calls) == len(pairs) - 1 and len(calls) < len(pairs) - 1
     engine.score_pairs = real
     for i, (good, bad) in enumerate(pairs[:-1]):
-        result, words, rule = answers[i]
+        result, words, rule, _ = answers[i]  # and where it ran
         alone, alone_words, alone_rule = probe_stage(engine, good, bad, ["lp", "mean_lp"], True)
         assert (result.pair.good, result.pair.bad) == (good, bad) and rule == alone_rule
         assert [w["word"] for w in words["good"]] == [w["word"] for w in alone_words["good"]]

@@ -94,7 +94,8 @@ def cmd_inspect(args) -> int:
 def max_memory_of(args) -> int:
     """The CLI's memory budget for a model: --max-memory, else ACCAPP_MEMORY_BUDGET, else the
     machine's memory less 1 GiB (the command line hosts nothing else)."""
-    from accapp.models.loading import GiB, machine_memory, parse_bytes
+    from accapp.models.budget import machine_memory, parse_bytes
+    from accapp.models.memory import GiB
 
     value = getattr(args, "max_memory", None) or settings.text("ACCAPP_MEMORY_BUDGET")
     if not value:

@@ -36,7 +36,7 @@ class ModelSpec:
     license_url: str = ""
     embedded: bool = False
     note: str = ""
-    params: int = 0  # parameter count: the memory budget's estimate before loading (models.loading.estimate_bytes)
+    params: int = 0  # parameter count: the memory budget's estimate before loading (models.memory.estimate_bytes)
     given: str = ""  # a model not in the registry: the id or path as the person gave it
     revision: str = ""  # a hub id's @revision, as given
     trust_remote_code: bool = False  # only with an explicit --trust-remote-code (CLI, API), never in the app

@@ -30,15 +30,15 @@ def _inspect_tokenizer(spec):
 def describe_model(text: str, trust_remote_code: bool = False) -> dict:
     """`accapp models --inspect`: what is found from a model (conventions, parameters, memory per
     dtype and in 4-bit NF4) without loading its weights; for a registry model, its facts beside."""
-    from accapp.models import loading
+    from accapp.models.memory import param_count, weight_bytes
     from accapp.models.resolve import resolve_model
 
     spec = resolve_model(text, trust_remote_code)
     tokenizer = _inspect_tokenizer(spec)
     used = apply_findings(spec, tokenizer)
     found = findings(tokenizer, spec.kind) if spec.in_registry else used.findings["found"]
-    memory = {d: loading.weight_bytes(used, d) for d in ("fp32", "bf16", "fp16")}
-    memory["nf4"] = loading.weight_bytes(used, "bf16", "nf4")
+    memory = {d: weight_bytes(used, d) for d in ("fp32", "bf16", "fp16")}
+    memory["nf4"] = weight_bytes(used, "bf16", "nf4")
     unavailable = {name: f"{READ_BY[name]}: {why}" for name in READ_BY
                    if (why := answer_reason(found.get("answers", {}), name))}
     if "answers" in found:  # Chinese prompts ask for 是/否 where each is one token, else for Yes/No (Ide §3.3)
@@ -47,7 +47,7 @@ def describe_model(text: str, trust_remote_code: bool = False) -> dict:
     return {
         "model": spec.id, "source": spec.source, "hub_id": spec.hub_id or None, "revision": spec.revision or None,
         "in_registry": spec.in_registry, "kind": spec.kind, "architectures": config.get("architectures"),
-        "params": loading.param_count(used), "weight_bytes": memory, "found": found, "unavailable": unavailable,
+        "params": param_count(used), "weight_bytes": memory, "found": found, "unavailable": unavailable,
         "used": {"start_token": used.start_token, "variant": used.variant, "languages": list(used.languages) or "unknown"},
         "estimate": "counted from the config" if not spec.in_registry else "the registry's parameter count",
     }

@@ -1,9 +1,15 @@
-"""Where a loaded model runs, in the words a results manifest and a provenance record use:
-the device, the GPU's name and memory, dtype and quantization."""
+"""Where a model runs: the device it loads on, and, in the words a results manifest and a provenance
+record use, the device, the GPU's name and memory, dtype and quantization of a loaded one."""
 
 from __future__ import annotations
 
 import torch
+
+
+def pick_device(device: str | None = None) -> str:
+    if device and device != "auto":
+        return device
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def describe_device(lm) -> dict:

@@ -101,16 +101,16 @@ def default_workers(resources: dict, gpus: float, cpus: float) -> int:
 
 
 class BlockWorker:
-    """One worker: loads the model once (accapp.engine.build_engine), then scores blocks."""
+    """One worker: loads the model once (the model host of its process, accapp.service.host), then scores blocks."""
 
     def __init__(self, config: dict, threads: int | None = None) -> None:
         if threads:
             import torch
 
             torch.set_num_threads(threads)
-        from accapp.engine import build_engine
+        from accapp.service.host import get_state
 
-        self.engine = build_engine(**config)
+        self.engine = get_state().engine_for(**config)  # this worker process's host: one model, its budget
         self.pid = os.getpid()
 
     def ready(self) -> int:

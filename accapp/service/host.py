@@ -6,7 +6,7 @@ Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one thr
 :meth:`AppState.with_engine`. Benchmark pairs come from :mod:`accapp.service.pairs`.
 
 - Models load lazily, the first time a request needs one, and stay loaded within a memory
-  budget (:class:`accapp.models.loading.ModelPool`, ``ACCAPP_MEMORY_BUDGET``): a model that
+  budget (:class:`accapp.models.pool.ModelPool`, ``ACCAPP_MEMORY_BUDGET``): a model that
   cannot fit is refused before it loads, and to make room the least recently used model is
   unloaded once no request is using it.
 - Requests for one model run one at a time (``ACCAPP_PER_MODEL_CONCURRENCY``, default 1):
@@ -22,13 +22,14 @@ Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one thr
   workers belong to the thread that calls them, and Gradio's changing worker threads each
   kept a team of their own competing for the same two cores.
 
-Every cache here is bounded: ``_engines`` and the pool's models by the memory budget (and the
-registry's size), ``_loading`` and ``_slots`` by the registry's size (one entry per model id).
+Every cache here is bounded: the pool's models by the memory budget, ``_engines`` by MAX_ENGINES,
+``_slots`` by the registry's size (one entry per model id).
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
 import concurrent.futures
 import contextlib
 import contextvars
@@ -62,6 +63,10 @@ EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying th
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
 PROBE_BATCH = settings.integer("ACCAPP_PROBE_BATCH")
+# Engines kept: one per loaded model for the app, a few more where the API asks for other options
+# (an engine is cheap beside its model, which the pool holds within the budget).
+MAX_ENGINES = 8
+DEFAULT_OPTIONS = (None, None, None, "whole", None, None)  # AppState.engine's defaults after the model id
 
 
 class PrioritySlots:
@@ -146,14 +151,14 @@ class ModelThread:
 
 
 class AppState:
-    def __init__(self, results_dir: str | os.PathLike | None = None) -> None:
-        from accapp.models.loading import ModelPool
+    def __init__(self, results_dir: str | os.PathLike | None = None, budget: int | None = None) -> None:
+        from accapp.models.pool import ModelPool
 
         self.results_dir = results_dir
-        self.pool = ModelPool(evict=self._evict)
-        self._engines: dict[str, object] = {}  # one per model id: bounded by the pool's budget and the registry
+        self.pool = ModelPool(budget, evict=self._evict)
+        # Engines by (model id, options): at most MAX_ENGINES, the oldest forgotten first (its model stays in the pool).
+        self._engines: collections.OrderedDict[tuple, object] = collections.OrderedDict()
         self._lock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}  # one per model id (the registry's size)
         self._slots: dict[str, PrioritySlots] = {}  # one per model id (the registry's size)
         self._store = None
         self._store_key = None
@@ -175,34 +180,50 @@ class AppState:
     def register_engine(self, model_id: str, engine) -> None:
         """Use a ready engine for an id (tests: tiny masked LMs without a hub)."""
         with self._lock:
-            self._engines[model_id] = engine
+            self._engines[(model_id, *DEFAULT_OPTIONS)] = engine
 
     def is_loaded(self, model_id: str) -> bool:
-        return model_id in self._engines
+        return any(key[0] == model_id for key in list(self._engines))
 
-    def engine(self, model_id: str):
-        """The engine of a registry model, loading the model on first use (within the budget)."""
-        with self._lock:
-            if model_id in self._engines:
-                self.pool.touch(model_id)
-                return self._engines[model_id]
-            load_lock = self._loading.setdefault(model_id, threading.Lock())
-        with load_lock:  # one load per model, other models load meanwhile
-            with self._lock:
-                if model_id in self._engines:
-                    return self._engines[model_id]
-            engine = self._build(model_id)
-            with self._lock:
-                self._engines[model_id] = engine
-            return engine
-
-    def _build(self, model_id: str):
+    def engine(self, model_id: str, dtype: str | None = None, quantization: str | None = None, *,
+               language: str | None = None, in_template_scope: str = "whole", batch_size: int | None = None,
+               convention: str | None = None):
+        """The one way to an engine: the model from the pool (loaded on first use, within the budget;
+        dtype None: the pool picks the precision), its engine built once per set of options."""
         from accapp.engine import build_engine
-        from accapp.models.loading import quiet_transformers
 
+        key = (model_id, dtype, quantization, language, in_template_scope, batch_size, convention)
+        with self._lock:
+            engine = self._engines.get(key)
+        if engine is not None:
+            self.pool.touch(model_id)
+            return engine
+        lm = self.pool.get(model_id, dtype, quantization)  # one load at a time; refused before loading if it cannot fit
+        engine = build_engine(model_id, lm=lm, language=language, in_template_scope=in_template_scope,
+                              batch_size=batch_size, convention=convention)
+        with self._lock:
+            engine = self._engines.setdefault(key, engine)  # two callers at once: the first engine built stays
+            while len(self._engines) > MAX_ENGINES:
+                self._engines.popitem(last=False)
+        return engine
+
+    def engine_for(self, model: str, dtype: str = "fp32", quantization: str | None = None, *,
+                   trust_remote_code: bool = False, max_memory: int | str | None = None, **options):
+        """An engine for any form of model (a registry id, a hub id, a folder, a .gguf file) and
+        explicit options: the Python API's and the runner's, held within the same budget as the app's.
+        max_memory (bytes or '16GB') refuses a model whose estimate exceeds it, before it loads."""
+        from accapp.engine import check_options
+        from accapp.models.budget import parse_bytes, plan_load
+        from accapp.models.loading import quiet_transformers
+        from accapp.models.resolve import resolve_model
+
+        check_options(options.get("in_template_scope", "whole"), options.get("convention"))  # before a model loads
         quiet_transformers()
-        # Through the pool for both kinds (load_model loads any), so unload() frees the weights.
-        return build_engine(model_id, lm=self.pool.get(model_id))
+        spec = resolve_model(model, trust_remote_code)  # remembered: the pool finds it by its id
+        if max_memory is not None:
+            budget = parse_bytes(max_memory) if isinstance(max_memory, str) else int(max_memory)
+            plan_load(spec, budget, dtype, quantization, budget_name="max_memory")
+        return self.engine(spec.id, dtype, quantization, **options)
 
     def with_engine(self, model_id: str, fn, *args, unless=None, **kwargs):
         """fn(engine, *args, **kwargs) in one of the model's slots, on the model thread (the
@@ -224,7 +245,8 @@ class AppState:
 
     def probe_stage(self, model_id: str, good: str, bad: str, methods, with_words: bool = False):
         """service.probe.probe_stage, batched: the stage joins the probes waiting for the same model;
-        whichever caller gets the model first scores up to PROBE_BATCH of them in one engine call."""
+        whichever caller gets the model first scores up to PROBE_BATCH of them in one engine call.
+        Returns (PairResult, words or None, the word rule, where it ran: service.provenance.ran_on)."""
         from accapp.service.probe import probe_stages
 
         mine = concurrent.futures.Future()
@@ -259,7 +281,7 @@ class AppState:
                 queue[:] = [entry for entry in queue if entry[1] is not mine]
             if not mine.done():
                 raise
-        return mine.result()
+        return (*mine.result(), self.ran_on(model_id))
 
     def step_target(self) -> float:
         """The model seconds a file step aims at now: short while probes come, longer when none
@@ -340,7 +362,7 @@ class AppState:
         """Where a model's results are computed (service.provenance.ran_on), or None when not loaded."""
         from accapp.service.provenance import ran_on
 
-        engine = self._engines.get(model_id)
+        engine = next((e for k, e in list(self._engines.items()) if k[0] == model_id), None)
         return ran_on(engine) if engine is not None else None
 
     def loaded_models(self) -> list[dict]:
@@ -352,7 +374,8 @@ class AppState:
         import gc
 
         with self._lock:
-            self._engines.pop(model_id, None)
+            for key in [k for k in self._engines if k[0] == model_id]:
+                del self._engines[key]
         self.pool.drop(model_id)
         gc.collect()
         release_freed_memory()

@@ -1,22 +1,20 @@
 """The probe's logic as plain data: which methods run, scoring one pair with an engine, the
 majority verdict, one verdict record per judgment, and what the precomputed benchmark run says
-about the pair. The Probe tab renders these; the /probe API endpoint returns :func:`probe_json`.
+about the pair. The UI makes one call and renders what comes back:
 
-    methods = check_probe(spec.kind, good, bad, methods)   # fails before any model loads
-    result = probe(engine, good, bad, methods)             # an accapp.engine.PairResult
-    probe_json(model_id, result)                           # the /probe answer
+    probe_api(model, good, bad, methods)        # the /probe answer: checked, scored on the host, assembled
+    for stage in staged_probe(good, bad, models, methods, unit, meta):   # the Probe tab, stage by stage
+        ...                                     # stage.reports: one report per model, as probe_api's
 
-In stages (the page shows each as it lands; a stage is one engine call, so other visitors'
-requests get the model between stages):
-
-    for label, ids in stages(methods):
-        result = merge(result, probe(engine, good, bad, ids))
+A request is checked once, here, before any model loads (:func:`check_request`); the model host
+(accapp.service.host) scores it. A stage is one engine call, so other visitors' requests get the
+model between stages.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -28,6 +26,7 @@ from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import verdicts
 from accapp.service.gpu import method_count, model_call
+from accapp.service.host import get_state
 from accapp.service.pairs import find_pair
 
 # The method whose benchmark accuracy the probe shows first, per model kind.
@@ -53,10 +52,13 @@ def method_choices(kind: str) -> list[tuple[str, str]]:
     return [(f"{table[i].name}  ({table[i].family})", i) for i in method_ids(kind)]
 
 
-def probe_methods(kind: str, methods) -> list[str]:
+def probe_methods(kind: str, methods, runnable_only: bool = False) -> list[str]:
     """The method ids a probe runs: None, 'all' or ['all'] = every method of the model kind; a
-    list or a comma-separated string otherwise. Unknown ids, or ids the kind cannot run, raise UserError."""
+    list or a comma-separated string otherwise. Unknown ids, or ids the kind cannot run, raise UserError;
+    runnable_only: those the kind cannot run are left out instead (all of its own where none is left)."""
     wanted = parse_ids(methods)
+    if runnable_only:
+        wanted = [m for m in wanted or [] if m in method_ids(kind)] or None
     if wanted is None:
         return method_ids(kind)
     if not wanted:
@@ -386,3 +388,97 @@ def method_context(store, model_id: str, method: str, meta: dict | None, good: s
     if len(mine):
         ctx.pair_correct = float(mine.correct.mean())
     return ctx
+
+
+# ------------------------------------------------------------------------------------------ one call
+@dataclass(frozen=True)
+class ProbeRequest:
+    """A probe request as checked at the service's boundary, before any model loads."""
+
+    model_id: str
+    spec: object  # the model's accapp.models.ModelSpec
+    good: str
+    bad: str
+    methods: list[str]  # the method ids to run, each one the model's kind can run
+
+
+def check_request(model, good, bad, methods, runnable_only: bool = False) -> ProbeRequest:
+    """Both sentences, the model (a string id; None or '' = the default), then the methods for its kind.
+    runnable_only (the Probe tab, where two models may differ in kind): of the methods, those the model
+    can run, or all of its own where it can run none."""
+    validate_sentence(good, "good sentence")
+    validate_sentence(bad, "bad sentence")
+    spec = model_spec(model)
+    return ProbeRequest(model or DEFAULT_MODEL, spec, good, bad, probe_methods(spec.kind, methods, runnable_only))
+
+
+def store_or_none():
+    """The host's results store, or None: no store means no benchmark context, never a failed probe."""
+    try:
+        return get_state().store()
+    except Exception:  # noqa: BLE001 - see above
+        return None
+
+
+def probe_api(model, good: str, bad: str, methods=None) -> dict:
+    """The /probe answer in one call: the request checked, the pair scored on the model host with
+    every method in one stage, and the whole report (probe_json_full) with where it ran."""
+    request = check_request(model, good, bad, methods or None)
+    result, words, rule, where = get_state().probe_stage(request.model_id, good, bad, request.methods, True)
+    rel = reliability_for(store_or_none(), request.model_id, good, bad, pair_meta(good, bad))
+    return dict(probe_json_full(request.model_id, request.spec, result, words, rel, [], rule, "bits"), ran_on=where)
+
+
+@dataclass
+class Stage:
+    """What the Probe tab shows after a stage: saved = {"reports": [a, b or None], "models": [...]}
+    (None before the first stage), the pair's benchmark meta, and the stages still to come."""
+
+    saved: dict | None
+    meta: dict | None
+    pending: list[str]
+    first: bool = False  # the first stage: the words and tokens (later stages add judgments only)
+    loading: list[str] = field(default_factory=list)  # before the first stage: the models that load first, by name
+
+
+def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "bits", meta: dict | None = None,
+                 go_on=lambda: True):
+    """The probe of one model or two, in stages (a generator of Stage): the sentence-probability
+    methods first, then the in-template and prompting methods as they finish. Stops at the next stage
+    once go_on() is false (a newer probe of the same visitor owns the page)."""
+    host = get_state()
+    requests = {m: check_request(m, good, bad, methods, runnable_only=True) for m in models}
+    meta = pair_meta(good, bad, meta)
+    store = store_or_none()
+    rel = {m: reliability_for(store, m, good, bad, meta) for m in models}
+    plan = {m: stages(r.methods) for m, r in requests.items()}
+    yield Stage(None, meta, [], loading=[r.spec.name for m, r in requests.items() if not host.is_loaded(m)])
+    results, words, rules, reports = {}, {}, {}, {}
+    for k in range(max(len(p) for p in plan.values())):
+        for m, r in requests.items():
+            if k < len(plan[m]):
+                res, w, rule, where = host.probe_stage(m, good, bad, plan[m][k][1], k == 0)
+                results[m] = merge(results.get(m), res)
+                words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
+                pending = [label for label, _ in plan[m][k + 1:]]
+                reports[m] = dict(probe_json_full(m, r.spec, results[m], words[m], rel[m], pending, rules[m], unit),
+                                  ran_on=where)
+            if not go_on():
+                return
+        pending = sorted({p for r in reports.values() for p in r["pending"]}, key=[s[0] for s in STAGES].index)
+        saved = {"reports": [reports.get(m) for m in models] + [None] * (2 - len(models)), "models": models}
+        if not pending:
+            meta = _finish(saved, store, models[0], results[models[0]], meta, good, bad)
+        yield Stage(saved, meta, pending, first=k == 0)
+
+
+def _finish(saved: dict, store, model_id: str, result, meta, good, bad) -> dict | None:
+    """The first model's report gets its run context (the precomputed run beside each judgment)
+    and its masked-LM detail. Returns the pair's benchmark meta (found in the run if not before)."""
+    a = saved["reports"][0]
+    run = run_context(store, model_id, meta, good, bad)
+    a["verdicts_run"] = with_run(a["verdicts"], run)
+    a["has_run"] = run.has_run
+    a["phenomenon"] = run.meta["phenomenon"] if run.meta else None
+    a["pll"] = pll_details(result)
+    return run.meta

@@ -58,19 +58,6 @@ class ProbeTab:
     link_load: dict | None = None  # the page load that reads a shared link (wire_links)
 
 
-def probe_pair(good: str, bad: str, model_id: str = DEFAULT_MODEL, methods=None):
-    """Check the request (before any model loads), then score the pair on the model's engine."""
-    methods = svc.check_probe(get_spec(model_id).kind, good, bad, methods)
-    return get_state().with_engine(model_id, svc.probe, good, bad, methods)
-
-
-def _store_or_none():
-    try:
-        return get_state().store()
-    except Exception:  # noqa: BLE001 - no store means no context, never a failed probe
-        return None
-
-
 def _context(model_id, method, meta, good, bad) -> str:
     ctx = svc.method_context(get_state().store(), model_id, method, meta, good, bad)
     return context_html(ctx, get_spec(model_id).name, svc.method_name(method))
@@ -109,12 +96,6 @@ LATEST = Latest()
 
 def _models(model_id: str, model2: str | None) -> list[str]:
     return [model_id] + ([model2] if model2 and model2 != NO_SECOND and model2 != model_id else [])
-
-
-def _methods_for(kind: str, methods) -> list[str]:
-    """The selection for a model kind: the selected methods it can run, or all of its own."""
-    mine = [m for m in (methods or []) if m in method_ids(kind)]
-    return mine or method_ids(kind)
 
 
 def _word_figure(report: dict, unit: str, view: str):
@@ -204,55 +185,25 @@ def _stop_outputs(message: str):
 
 
 def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None):
-    """The probe in stages (a generator): surprisal and the sentence-probability methods first,
-    then the in-template and prompting methods as they finish, for one model or two."""
+    """The probe in stages (a generator, service.probe.staged_probe): surprisal and the sentence-probability
+    methods first, then the in-template and prompting methods as they finish, for one model or two."""
     session = getattr(request, "session_hash", None)
     me = LATEST.start(session)
-    state = get_state()
     try:
         models = _models(model_id or DEFAULT_MODEL, model2)
-        specs = {m: get_spec(m) for m in models}
-        chosen = {m: svc.check_probe(specs[m].kind, good, bad, _methods_for(specs[m].kind, methods)) for m in models}
-        meta = svc.pair_meta(good, bad, meta)
-        store = _store_or_none()
-        rel = {m: svc.reliability_for(store, m, good, bad, meta) for m in models}
-        plan = {m: svc.stages(chosen[m]) for m in models}
-        cold = [specs[m].name for m in models if not state.is_loaded(m)]
-        first = "Loading " + " and ".join(cold) + " (first use: this takes a little while)…" if cold else "Scoring…"
-        yield (*_outputs(None, unit, view, busy_html(first)), meta, pair_label(meta))
-        results, words, rules, reports = {}, {}, {}, {}
-        for k in range(max(len(p) for p in plan.values())):
-            for m in models:
-                if k < len(plan[m]):
-                    res, w, rule = state.probe_stage(m, good, bad, plan[m][k][1], k == 0)
-                    results[m] = svc.merge(results.get(m), res)
-                    words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
-                    pending = [label for label, _ in plan[m][k + 1:]]
-                    reports[m] = svc.probe_json_full(m, specs[m], results[m], words[m], rel[m], pending, rules[m], unit)
-                    reports[m]["ran_on"] = state.ran_on(m)
-                if not LATEST.is_latest(session, me):
-                    return  # a newer probe of this visitor runs: it owns the outputs now
-            pending = sorted({p for r in reports.values() for p in r["pending"]}, key=[s[0] for s in svc.STAGES].index)
-            saved = {"reports": [reports.get(m) for m in models] + [None] * (2 - len(models)), "models": models}
-            if not pending:
-                meta = _finish(saved, store, models[0], results[models[0]], meta, good, bad)
-            yield (*_outputs(saved, unit, view, pending_html(pending), figures=k == 0), meta, pair_label(meta))
+        for stage in svc.staged_probe(good, bad, models, methods, unit, meta, lambda: LATEST.is_latest(session, me)):
+            meta = stage.meta
+            if stage.saved is None:
+                cold = stage.loading
+                first = "Loading " + " and ".join(cold) + " (first use: this takes a little while)…" if cold else "Scoring…"
+                yield (*_outputs(None, unit, view, busy_html(first)), meta, pair_label(meta))
+            else:
+                yield (*_outputs(stage.saved, unit, view, pending_html(stage.pending), figures=stage.first),
+                       meta, pair_label(meta))
     except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
         if not isinstance(exc, UserError):
             log.error("probe failed:\n%s", traceback.format_exc())
         yield (*_stop_outputs(message_of(exc)), meta, pair_label(meta))
-
-
-def _finish(saved: dict, store, model_id: str, result, meta, good, bad) -> dict | None:
-    """The first model's report gets its run context (the precomputed run beside each judgment)
-    and its masked-LM detail. Returns the pair's benchmark meta (found in the run if not before)."""
-    a = saved["reports"][0]
-    run = svc.run_context(store, model_id, meta, good, bad)
-    a["verdicts_run"] = svc.with_run(a["verdicts"], run)
-    a["has_run"] = run.has_run
-    a["phenomenon"] = run.meta["phenomenon"] if run.meta else None
-    a["pll"] = svc.pll_details(result)
-    return run.meta
 
 
 def stop_probe():
@@ -425,14 +376,7 @@ def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str
 
 @friendly
 def _probe_api(good, bad, model, methods):
-    spec = svc.model_spec(model)  # a model that is not a string id is refused here
-    model = model or DEFAULT_MODEL
-    methods = svc.check_probe(spec.kind, good, bad, methods or None)
-    rel = svc.reliability_for(_store_or_none(), model, good, bad, svc.pair_meta(good, bad))
-    result, words, rule = get_state().probe_stage(model, good, bad, methods, True)
-    out = svc.probe_json_full(model, spec, result, words, rel, [], rule, "bits")
-    out["ran_on"] = get_state().ran_on(model)  # device, GPU name, dtype, quantization
-    return out
+    return svc.probe_api(model, good, bad, methods)
 
 
 # ------------------------------------------------------------------------------------------ layout
