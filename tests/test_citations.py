@@ -55,11 +55,27 @@ def test_bibtex_text_for_a_list_of_keys():
 
 
 def test_no_unverified_identifiers():
-    """DOIs and pages only where a paper in the project's set prints them (see the .bib header)."""
+    """DOIs and pages only where a paper in the project's set prints them or its ACL Anthology page gives
+    them (see the .bib header)."""
     doi = {k: e.fields.get("doi") for k, e in c.entries().items() if "doi" in e.fields}
-    assert doi == {"hu2023prompting": "10.18653/v1/2023.emnlp-main.306", "warstadt2020blimp": "10.1162/tacl_a_00321"}
+    assert doi == {"hu2023prompting": "10.18653/v1/2023.emnlp-main.306", "warstadt2020blimp": "10.1162/tacl_a_00321",
+                   "ide2025llmacceptability": "10.18653/v1/2025.naacl-long.380",
+                   "kauf2023better": "10.18653/v1/2023.acl-short.80"}
     pages = {k: e.fields["pages"] for k, e in c.entries().items() if "pages" in e.fields}
-    assert pages == {"hu2023prompting": "5040--5060", "xiang2021climp": "2784--2790"}
+    assert pages == {"hu2023prompting": "5040--5060", "xiang2021climp": "2784--2790",
+                     "ide2025llmacceptability": "7416--7432", "kauf2023better": "925--935"}
+
+
+def test_about_and_the_bibtex_give_the_same_venue_pages_and_doi():
+    """The About tab's reference list and the Cite panel's BibTeX agree (issue 34: About had Ide et al.'s
+    venue and DOI, the BibTeX did not)."""
+    from accapp.ui import about
+
+    refs = dict(about.PAPERS)
+    for label, key in (("Ide et al. 2025", "ide2025llmacceptability"), ("Kauf & Ivanova 2023", "kauf2023better")):
+        e = c.entries()[key]
+        assert e.kind == "inproceedings" and e.fields["booktitle"]
+        assert f"doi:{e.fields['doi']}" in refs[label] and e.fields["pages"].replace("--", "–") in refs[label]
 
 
 def test_versions_and_license_agree():
