@@ -176,6 +176,22 @@ def line_ending(text: str) -> str:
     return first.group() if first else "\n"
 
 
+def delimiter(head: str, default: str = ",") -> str:
+    """The field separator of a CSV from its header line: the default, unless only another of ``, ; tab``
+    splits the header into columns that name the good and the bad sentence (a spreadsheet saved with
+    semicolons, as many European locales do)."""
+    def names(sep: str) -> set[str]:
+        return {h.strip().lower() for h in next(csv.reader([head], delimiter=sep), [])}
+
+    def fits(sep: str) -> bool:
+        found = names(sep)
+        return bool(found & set(GOOD_ALIASES)) and bool(found & set(BAD_ALIASES))
+
+    if fits(default):
+        return default
+    return next((sep for sep in (",", ";", "\t") if sep != default and fits(sep)), default)
+
+
 def _unclosed_quote_line(lines: list[str], first_line: int, sep: str) -> int | None:
     """The line where a quoted cell opens and is never closed, in a record's physical lines (the csv
     module's rule: a quote opens a cell only at its start; "" inside is a quote), or None."""
@@ -205,6 +221,7 @@ def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[i
     ending = line_ending(text)
     first = text.find(ending)
     head = text[: first] if first >= 0 else text
+    sep = delimiter(head, sep)
     if len(head) > MAX_HEADER_CHARS:
         raise UserError(f"The header line is {len(head):,} characters long; the limit is {MAX_HEADER_CHARS:,}.")
     width = len(next(csv.reader([head], delimiter=sep), []))

@@ -77,3 +77,12 @@ def test_bench_file_reads_the_same_rows(tmp_path):
     unclosed.write_bytes(UNCLOSED)
     with pytest.raises(UserError, match="^Line 3: "):
         load_benchmark(str(unclosed))
+
+
+def test_a_semicolon_file_is_read_by_its_header():
+    """A CSV saved with semicolons (issue 34 item 9) is read by the separator its header is split by."""
+    df = parse_pairs("good;bad;phenomenon\nThe dogs bark, loudly.;The dogs barks, loudly.;agr\n".encode(), "p.csv")
+    assert df.good.tolist() == ["The dogs bark, loudly."] and df.phenomenon.tolist() == ["agr"]
+    # a comma file whose sentences hold semicolons stays a comma file
+    df = parse_pairs(b"good,bad\nHe came; she left.,He come; she left.\n", "p.csv")
+    assert df.bad.tolist() == ["He come; she left."]
