@@ -3,7 +3,7 @@
 Causal-LM methods and the masked-LM PLL variants live in one table; `resolve` scopes
 'all' to the methods a model kind can run and refuses the others with a message. What is said of
 each method (name, family, formula, meaning, stage, pass group), the headline method and the tabs'
-presets have one home, data/methods.json, read by accapp.methods.descriptors.
+presets have one home, data/methods.json, read by accapp.methods.descriptor.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from accapp.errors import UserError, check_method_count, name_some
-from accapp.methods.descriptors import (  # noqa: F401 - the registry's API  # noqa: F401
+from accapp.methods.descriptor import (  # noqa: F401 - the registry's API
     Descriptor,
     describe,
     descriptors,

@@ -97,7 +97,7 @@ class Method:
 
     @property
     def descriptor(self):
-        from accapp.methods.descriptors import describe
+        from accapp.methods.descriptor import describe
 
         return describe(self.id)
 
