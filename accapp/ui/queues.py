@@ -35,7 +35,7 @@ def setting(name: str, default: int | None = None) -> int:
 
 
 # As many as a batch holds (state.PROBE_BATCH): fewer at once caps the batches (figures: docs/performance.md).
-PROBE_CONCURRENCY = setting("ACCAPP_PROBE_CONCURRENCY", setting("ACCAPP_CONCURRENCY"))
+PROBE_CONCURRENCY = setting("ACCAPP_PROBE_CONCURRENCY")
 FILE_CONCURRENCY = setting("ACCAPP_FILE_CONCURRENCY")
 FILE_QUEUE_MAX = setting("ACCAPP_FILE_QUEUE_MAX")
 FILE_JOBS_PER_VISITOR = setting("ACCAPP_FILE_JOBS_PER_VISITOR")
