@@ -271,14 +271,14 @@ def convention_label(convention_id: str | None) -> str:
 
 
 def make_scorer(lm, batch_size: int | None = None, naive: bool = False, convention=None):
-    """The scorer for a loaded model's kind (batch_size: strings per pass for a causal LM,
-    masked copies per pass for a masked LM; None = the scorer's default; convention: an id of
-    accapp/scoring/convention.py, None = the project's default)."""
+    """The scorer for a loaded model's kind (batch_size: sequences one forward pass takes, strings for
+    a causal LM, masked copies for a masked LM; None = the scorer's default, accapp/scoring/pass_size.py;
+    convention: an id of accapp/scoring/convention.py, None = the project's default)."""
     conv = conventions.get(convention)
     if lm.spec.kind == "masked":
         from accapp.scoring.masked import MaskedScorer
 
-        scorer = MaskedScorer.from_loaded(lm, **({"chunk_size": batch_size} if batch_size else {}))
+        scorer = MaskedScorer.from_loaded(lm, **({"batch_size": batch_size} if batch_size else {}))
         scorer.convention = conv  # the masked scorer follows it through its requests (PLLRequest.words)
         return scorer
     from accapp.scoring.causal import CausalScorer

@@ -8,7 +8,19 @@ default and one warning in the log naming the setting (a Space's typo must not t
 
 The README's settings table is generated from this list (``python -m accapp.settings``), and
 ``tests/test_settings.py`` checks that the two agree and that no ``ACCAPP_*`` name is read
-elsewhere without being listed here.
+elsewhere without being listed here. One name a meaning: a setting that was renamed keeps its old
+name as ``old_name``, still read (with a warning) where the new one is not set, never a setting of its own.
+
+How much is done at once: one name for each meaning, here and in the code.
+- ``batch_size`` (CausalScorer, MaskedScorer, ``engine.build_engine``, the CLI's ``--batch-size``, the
+  runner's config): sequences one forward pass takes (a causal LM's strings, a masked LM's masked
+  copies); default ``scoring/pass_size.DEFAULT_BATCH`` (64), on a GPU a causal LM's from free memory.
+- ``head_chunk_rows`` (CausalScorer; ``pass_size.DEFAULT_HEAD_ROWS`` for the masked scorer): hidden-state
+  rows one vocabulary projection takes.
+- ``ACCAPP_PROBE_BATCH``: waiting probes for one model scored together in one engine call (service/host.py).
+- ``ACCAPP_PROBE_CONCURRENCY`` / ``ACCAPP_FILE_CONCURRENCY``: probes / file jobs running at once (each queue's).
+- ``ACCAPP_PER_MODEL_CONCURRENCY``: requests scoring with one model at once.
+- A file job's step: ``ACCAPP_FILE_STEP_S`` of model time, at most ``service/score_file.MAX_CHUNK`` pairs.
 """
 
 from __future__ import annotations
@@ -30,14 +42,15 @@ class Setting:
     maximum: float | None = None
     default_text: str | None = None  # how the README states the default, where it is not a constant
     group: str = "app"  # "app" (the web app's limits and queues), "models", "gpu", "paths", "tools"
+    old_name: str | None = None  # the name it had before: read where this one is not set, with a warning
 
 
 SETTINGS: tuple[Setting, ...] = (
     # ---- the app's queues and limits (accapp/service/file_jobs.py, accapp/ui/queues.py, accapp/service/host.py,
     # accapp/ui/app.py)
-    Setting("ACCAPP_PROBE_CONCURRENCY", "int", None, "probes, prompts and `/probe` calls running at once (their own "
-            "queue; also the limit of Explore's events)", 1, 256, "`ACCAPP_CONCURRENCY` (16)"),
-    Setting("ACCAPP_CONCURRENCY", "int", 16, "the older name of `ACCAPP_PROBE_CONCURRENCY`", 1, 256),
+    Setting("ACCAPP_PROBE_CONCURRENCY", "int", 16, "probes, prompts and `/probe` calls running at once (their own "
+            "queue; also the limit of Explore's events); its old name `ACCAPP_CONCURRENCY` is still read", 1, 256,
+            old_name="ACCAPP_CONCURRENCY"),
     Setting("ACCAPP_PROBE_BATCH", "int", 16, "waiting probes for one model scored together, at most this many an "
             "engine call", 1, 256),
     Setting("ACCAPP_FILE_CONCURRENCY", "int", 2, "file jobs running at once (a queue of their own)", 1, 64),
@@ -86,12 +99,19 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
+OLD_NAMES = {s.old_name: s.name for s in SETTINGS if s.old_name}  # an old name -> the setting's name now
 
 
 def _raw(name: str) -> str:
     if name not in BY_NAME:
-        raise KeyError(f"{name} is not a listed setting (accapp/settings.py)")
-    return os.environ.get(name, "").strip()
+        hint = f" (now {OLD_NAMES[name]})" if name in OLD_NAMES else ""
+        raise KeyError(f"{name} is not a listed setting{hint} (accapp/settings.py)")
+    value = os.environ.get(name, "").strip()
+    old = BY_NAME[name].old_name
+    if not value and old and os.environ.get(old, "").strip():
+        log.warning("%s is the old name of %s: set %s instead", old, name, name)
+        value = os.environ[old].strip()
+    return value
 
 
 def _bounded(s: Setting, value: float) -> float:

@@ -1,6 +1,6 @@
 """Speed and memory of masked-LM PLL scoring (accapp.scoring.masked), per variant.
 
-    python bench/pll_speed.py [--chunk-size 64] [--threads N] [--min-time 2] [--device cpu]
+    python bench/pll_speed.py [--batch-size 64] [--threads N] [--min-time 2] [--device cpu]
 
 Model: BertForMaskedLM with the BertConfig() defaults (bert-base: 12 layers, hidden 768,
 vocabulary 30,522), random weights, so it runs without a model hub. Tokenizer: a real
@@ -131,7 +131,7 @@ class PeakMemory:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--chunk-size", type=int, default=64, help="masked copies per forward pass (default 64)")
+    ap.add_argument("--batch-size", type=int, default=64, help="masked copies per forward pass (the scorer's batch_size; default 64)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's default)")
     ap.add_argument("--min-time", type=float, default=2.0, help="seconds of repeats per measurement after a warm-up")
     ap.add_argument("--device", default="cpu")
@@ -156,9 +156,9 @@ def main() -> None:
     print(f"model: BertForMaskedLM(BertConfig()) random weights, {n_params / 1e6:.1f}M params, vocab {config.vocab_size}, fp32, "
           f"device {args.device}; tokenizer: WordPiece trained on {len(corpus)} BLiMP sentences (vocab {len(tok)}); setup {setup_s:.1f}s")
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load average {load[0]:.2f}; chunk size {args.chunk_size}; "
+          f"{os.cpu_count()} CPUs, load average {load[0]:.2f}; batch size {args.batch_size}; "
           f"memory: {'VmHWM reset via /proc/self/clear_refs' if mem.method == 'VmHWM' else 'ru_maxrss (lifetime peak)'}")
-    scorer = MaskedScorer(model, tok, chunk_size=args.chunk_size)
+    scorer = MaskedScorer(model, tok, batch_size=args.batch_size)
     lengths = [int(x) for x in args.lengths.split(",")]
     print(f"{'tokens':>6} {'variant':14} {'sent/s':>9} {'s/sent':>8} {'copies':>7} {'passes':>7} {'peak+ MB':>9} {'peak MB':>8}")
     for n in lengths:

@@ -83,10 +83,10 @@ def test_ensemble_draws_are_seeded_and_without_replacement():
 
 
 def test_ensemble_ids_have_one_home():
-    """schema.ENSEMBLE_METHODS names the ensembles; their settings, names and methods follow it."""
-    from accapp.methods import all_methods
-    from accapp.methods.ensembles import NAMES
+    """schema.ENSEMBLE_METHODS names the ensembles; their settings, descriptors (names) and methods follow it."""
+    from accapp.methods import all_methods, descriptors
     from accapp.schema import ENSEMBLE_METHODS
 
-    assert list(F.ENSEMBLE_SETTINGS) == list(NAMES) == list(ENSEMBLE_METHODS)
+    named = [i for i, d in descriptors().items() if d.family == "ensemble"]
+    assert list(F.ENSEMBLE_SETTINGS) == named == list(ENSEMBLE_METHODS)
     assert [i for i, m in all_methods().items() if m.family == "ensemble"] == list(ENSEMBLE_METHODS)

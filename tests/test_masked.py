@@ -112,7 +112,7 @@ def reference(model, tok, text: str, variant: str):
 @pytest.mark.parametrize("text", ENGLISH + CHINESE)
 def test_scorer_matches_brute_force_reference(mlm, text):
     model, tok = mlm
-    detail = MaskedScorer(model, tok, chunk_size=16).sentence_pll(text)
+    detail = MaskedScorer(model, tok, batch_size=16).sentence_pll(text)
     n_special = sum(tok(text, return_special_tokens_mask=True)["special_tokens_mask"])
     assert len(detail.tokens) == len(tok(text)["input_ids"]) - n_special
     for variant in VARIANTS:
@@ -189,14 +189,14 @@ def test_sentence_l2r_of_the_last_token_is_original(mlm, text):
 
 
 @pytest.mark.parametrize("dtype, atol", [(torch.float32, 1e-4), (torch.float64, 1e-9)])
-def test_chunk_size_does_not_change_scores(mlm, dtype, atol):
+def test_batch_size_does_not_change_scores(mlm, dtype, atol):
     """float32 differs in the last bits with the batch shape; float64 shows the maths is the same."""
     model, tok = mlm
     model = copy.deepcopy(model).to(dtype)
     texts = ENGLISH + CHINESE
-    base = MaskedScorer(model, tok, chunk_size=64).score_sentences(texts)
+    base = MaskedScorer(model, tok, batch_size=64).score_sentences(texts)
     for chunk in (1, 3, 17, 1000):
-        scorer = MaskedScorer(model, tok, chunk_size=chunk)
+        scorer = MaskedScorer(model, tok, batch_size=chunk)
         other = scorer.score_sentences(texts)
         for a, b in zip(base, other):
             for v in VARIANTS:
@@ -208,7 +208,7 @@ def test_chunk_size_does_not_change_scores(mlm, dtype, atol):
 def test_sentences_scored_together_equal_sentences_scored_alone(mlm):
     """Padding a short sentence's copies up to a long one's length changes nothing."""
     model, tok = mlm
-    scorer = MaskedScorer(model, tok, chunk_size=200)
+    scorer = MaskedScorer(model, tok, batch_size=200)
     together = scorer.score_sentences(ENGLISH + CHINESE)
     for text, d in zip(ENGLISH + CHINESE, together):
         alone = scorer.sentence_pll(text)
@@ -240,7 +240,7 @@ def test_copies_are_shared_between_variants(bert):
 
 def test_special_tokens_are_never_masked_nor_scored(mlm):
     model, tok = mlm
-    scorer = MaskedScorer(model, tok, chunk_size=8)
+    scorer = MaskedScorer(model, tok, batch_size=8)
     seen = []
     encoder = scorer._split[0]
     def record(mod, args, kwargs):
@@ -328,7 +328,7 @@ def test_mask_sets_definitions():
 # ---- engine -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def engine(bert):
-    return Engine(MaskedScorer(*bert, chunk_size=32))
+    return Engine(MaskedScorer(*bert, batch_size=32))
 
 
 def test_engine_score_pair(engine, bert):
@@ -465,7 +465,7 @@ def test_build_engine_for_a_masked_model(bert, monkeypatch):
     monkeypatch.setattr(loading, "load_model", _fake_loader(bert, calls))
     eng = build_engine("bert-base-cased", batch_size=5)
     assert calls == [("bert-base-cased", "fp32", None)]
-    assert eng.kind == "masked" and eng.scorer.chunk_size == 5 and eng.lm.spec.id == "bert-base-cased"
+    assert eng.kind == "masked" and eng.scorer.batch_size == 5 and eng.lm.spec.id == "bert-base-cased"
     r = eng.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "all")
     assert len(r.rows) == 4
 

@@ -171,7 +171,7 @@ def reference(model, tok, text: str, variant: str):
 @pytest.mark.parametrize("text", DIFFERENT)
 def test_tokenizer_rule_matches_slow_reference(mlm, text, variant):
     model, tok = mlm
-    d = MaskedScorer(model, tok, chunk_size=8).sentence_pll(text, words="tokenizer")
+    d = MaskedScorer(model, tok, batch_size=8).sentence_pll(text, words="tokenizer")
     ref = reference(model, tok, text, variant)
     assert [tk.masked[variant] for tk in d.tokens] == [r[1] for r in ref]
     np.testing.assert_allclose(d.token_logprobs(variant), [r[0] for r in ref], atol=1e-4, rtol=0)

@@ -70,7 +70,7 @@ def masked_engine_tiny():
     from accapp.scoring.masked import MaskedScorer
 
     tok = wordpiece_tokenizer()
-    return Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=16))
+    return Engine(MaskedScorer(tiny_bert(tok), tok, batch_size=16))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -25,8 +25,37 @@ def test_readme_table_is_the_generated_one():
 def test_every_name_in_the_code_and_readme_is_listed():
     used = {n for p in CODE for n in NAME.findall(p.read_text(encoding="utf-8"))}
     used |= set(NAME.findall((ROOT / "README.md").read_text(encoding="utf-8")))
-    assert used - set(settings.BY_NAME) == set()
+    assert used - set(settings.BY_NAME) - set(settings.OLD_NAMES) == set()  # an old name is listed as a setting's
     assert set(settings.BY_NAME) - used == set()  # nothing listed that nothing reads
+    assert set(settings.OLD_NAMES) & set(settings.BY_NAME) == set()  # no old name is a setting of its own
+
+
+def test_an_old_name_is_read_only_through_its_setting(monkeypatch):
+    """One knob a meaning: ACCAPP_CONCURRENCY is ACCAPP_PROBE_CONCURRENCY's old name, read (with a
+    warning) where the new one is unset, and named by no module but settings.py."""
+    import logging
+
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("accapp.settings").addHandler(handler)
+    try:
+        monkeypatch.delenv("ACCAPP_PROBE_CONCURRENCY", raising=False)
+        monkeypatch.setenv("ACCAPP_CONCURRENCY", "7")
+        assert settings.integer("ACCAPP_PROBE_CONCURRENCY") == 7
+        assert "ACCAPP_CONCURRENCY is the old name of ACCAPP_PROBE_CONCURRENCY" in records[-1].getMessage()
+        monkeypatch.setenv("ACCAPP_PROBE_CONCURRENCY", "3")
+        assert settings.integer("ACCAPP_PROBE_CONCURRENCY") == 3  # the new name wins
+        monkeypatch.setenv("ACCAPP_CONCURRENCY", "100000")
+        monkeypatch.delenv("ACCAPP_PROBE_CONCURRENCY")
+        assert settings.integer("ACCAPP_PROBE_CONCURRENCY") == 256  # within the setting's bounds
+    finally:
+        logging.getLogger("accapp.settings").removeHandler(handler)
+    with pytest.raises(KeyError, match="now ACCAPP_PROBE_CONCURRENCY"):
+        settings.integer("ACCAPP_CONCURRENCY")
+    named = [str(p.relative_to(ROOT)) for p in CODE if p.name != "settings.py"
+             and any(old in p.read_text("utf-8") for old in settings.OLD_NAMES)]
+    assert named == []
 
 
 def test_no_module_reads_a_setting_itself():

@@ -303,7 +303,7 @@ def test_masked_probe_path_with_tiny_bert(toy_dir):
 
     st = state.AppState(results_dir=toy_dir)
     tok = wordpiece_tokenizer()
-    st.register_engine("bert-base-cased", Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32)))
+    st.register_engine("bert-base-cased", Engine(MaskedScorer(tiny_bert(tok), tok, batch_size=32)))
     state.set_state(st)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -104,7 +104,7 @@ def test_pll_figure_from_a_tiny_masked_lm():
     torch.set_num_threads(1)
     try:
         tok = wordpiece_tokenizer()
-        engine = Engine(MaskedScorer(tiny_bert(tok), tok, chunk_size=32))
+        engine = Engine(MaskedScorer(tiny_bert(tok), tok, batch_size=32))
         result = engine.score_pair("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
     finally:
         torch.set_num_threads(threads)

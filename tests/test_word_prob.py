@@ -196,7 +196,7 @@ def test_masked_engine_gives_pll_word_sums():
     from accapp.scoring.masked import MaskedScorer
 
     tok = wordpiece_tokenizer()
-    engine = Engine(MaskedScorer(tiny_bert(tok, seed=1), tok, chunk_size=16))
+    engine = Engine(MaskedScorer(tiny_bert(tok, seed=1), tok, batch_size=16))
     assert engine.word_rule == WORD_RULE_SUM
     text = "I don't think Kayla's friends bought 3,000 souvenirs."
     recs = engine.word_scores([text])[text]

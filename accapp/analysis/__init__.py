@@ -13,6 +13,7 @@ _EXPORTS = {
     "LONG_COLUMNS": "accapp.analysis.published",
     "SEPARATION_METRICS": "accapp.analysis.separation",
     "WORD_PATTERN": "accapp.analysis.paradigms",
+    "AB_METHOD": "accapp.analysis.accuracy",
     "ab_prompting": "accapp.analysis.accuracy",
     "accuracy_by_length": "accapp.analysis.length",
     "attractors": "accapp.analysis.paradigms",

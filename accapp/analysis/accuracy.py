@@ -62,6 +62,8 @@ chosen AS (
 """
 
 
+AB_METHOD = "ab_prompting"  # the method whose answers ab_prompting() counts (Ide et al. 2025 Table 12)
+
 def base_params(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None,
                 template: str | None = None) -> dict:
     """Validate the filters and return the bound parameters of BASE_CTES."""
@@ -198,7 +200,7 @@ def ab_prompting(store: Store, model: str, benchmark: str, template: str | None 
     templates. Columns: model, benchmark, template, variant, pairs, ties, accuracy (% , mean
     over paradigms), share_A (% of rows whose prediction is "A"; ties count in the denominator).
     """
-    params = base_params(store, model, benchmark, ["ab_prompting"], template)
+    params = base_params(store, model, benchmark, [AB_METHOD], template)
     sql = f"""WITH {BASE_CTES},
     pv AS (
         SELECT template, variant, paradigm, count(*) AS pairs, count(*) FILTER (WHERE tie) AS ties,

@@ -1,50 +1,68 @@
 """The method registry: every judgment method by id, in display order.
 
 Causal-LM methods and the masked-LM PLL variants live in one table; `resolve` scopes
-'all' to the methods a model kind can run and refuses the others with a message.
+'all' to the methods a model kind can run and refuses the others with a message. What is said of
+each method (name, family, formula, meaning, stage, pass group), the headline method and the tabs'
+presets have one home, data/methods.json, read by accapp.methods.descriptor.
 """
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from pathlib import Path
 
 from accapp.errors import UserError, check_method_count, name_some
-
-PLAIN_FILE = Path(__file__).with_name("data") / "plain.json"
+from accapp.methods.descriptor import (  # noqa: F401 - the registry's API
+    Descriptor,
+    describe,
+    descriptors,
+    families,
+    headline_methods,
+    pass_group_order,
+    presets,
+    split_stages,
+    stage_families,
+    stage_texts,
+)
 
 
 @lru_cache(maxsize=1)
 def all_methods() -> dict:
+    """{id: method object} in the descriptors' (display) order; a method without a descriptor, or a
+    descriptor without a method, raises RuntimeError (both must be added together)."""
     from accapp.methods.ensembles import ensemble_methods
     from accapp.methods.pll import PLL_METHODS
     from accapp.methods.prompting import prompting_methods
     from accapp.methods.readout import readout_methods
 
-    methods = readout_methods() + prompting_methods() + ensemble_methods() + list(PLL_METHODS)
-    return {m.id: m for m in methods}
-
-
-@lru_cache(maxsize=1)
-def _plain() -> dict:
-    return {k: v for k, v in json.loads(PLAIN_FILE.read_text(encoding="utf-8")).items() if not k.startswith("_")}
+    coded = {m.id: m for m in readout_methods() + prompting_methods() + ensemble_methods() + list(PLL_METHODS)}
+    described = descriptors()
+    if set(coded) != set(described):
+        raise RuntimeError(f"methods without a descriptor in data/methods.json: {sorted(set(coded) - set(described))}; "
+                           f"descriptors without a method: {sorted(set(described) - set(coded))}")
+    return {i: coded[i] for i in described}
 
 
 def plain(method_id: str) -> dict:
-    """{plain, unit, rule} of a method (data/plain.json): its meaning in a line, its score's unit,
-    how its judgments become one vote."""
-    return _plain().get(method_id, {"plain": "", "unit": "log", "rule": "one judgment"})
+    """{plain, unit, rule} of a method: its meaning in a line, its score's unit, how its judgments
+    become one vote (an unknown id: none, in log units, one judgment)."""
+    d = descriptors().get(method_id)
+    return {"plain": d.plain, "unit": d.unit, "rule": d.rule} if d else {"plain": "", "unit": "log", "rule": "one judgment"}
 
 
 def display_name(method_id: str) -> str:
     """A method's name as every tab shows it ("LP", "In-template LP"); an unknown id as it is."""
-    m = all_methods().get(method_id)
-    return m.name if m else str(method_id)
+    d = descriptors().get(method_id)
+    return d.name if d else str(method_id)
+
+
+def headline(kind: str) -> str:
+    """The headline method of a model kind (the probe's verdict on top, its first benchmark accuracy)."""
+    return headline_methods()[kind]
 
 
 def method_ids(kind: str | None = None) -> list[str]:
-    return [i for i, m in all_methods().items() if kind is None or m.kind == kind]
+    """Every method id a model kind can run (None: every id), in display order."""
+    return [i for i, d in descriptors().items() if kind is None or d.kind == kind]
 
 
 def parse_ids(ids) -> list[str] | None:

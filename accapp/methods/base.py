@@ -90,12 +90,37 @@ def judged(method: str, template: str, score_good, score_bad, variant: str = "",
 
 
 class Method:
+    """A method's code: its id, the strings it needs, its score. What is said of it (name, family,
+    kind, formula, source, ...) is its descriptor's (accapp/methods/data/methods.json)."""
+
     id: str = ""
-    family: str = ""
-    kind: str = "causal"  # the model kind it needs: "causal" or "masked"
-    name: str = ""
-    formula: str = ""
-    source: str = ""
+
+    @property
+    def descriptor(self):
+        from accapp.methods.descriptor import describe
+
+        return describe(self.id)
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.name
+
+    @property
+    def family(self) -> str:
+        return self.descriptor.family
+
+    @property
+    def kind(self) -> str:
+        """The model kind it needs: "causal" or "masked"."""
+        return self.descriptor.kind
+
+    @property
+    def formula(self) -> str:
+        return self.descriptor.formula
+
+    @property
+    def source(self) -> str:
+        return self.descriptor.source
 
     def templates(self, ctx: Context) -> list[str]:
         return ["-"]

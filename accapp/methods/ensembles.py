@@ -8,22 +8,15 @@ from accapp.methods.prompting import YesNoProbComp
 from accapp.methods.readout import InTemplateSingle
 from accapp.schema import ENSEMBLE_METHODS
 
-NAMES = {"ens_p_only": "Ensemble P-only", "ens_mix_p3": "Ensemble Mix-P3", "ens_mix_l3": "Ensemble Mix-L3", "ens_l_only": "Ensemble L-only"}
-
 
 class Ensemble(Method):
-    family = "ensemble"
-    source = "Ide et al. 2025, §6"
+    """A vote of n_p Yes/No prob comp and n_l in-template LP judgments (F.ENSEMBLE_SETTINGS)."""
 
     def __init__(self, id):
-        self.id, self.name = id, NAMES[id]
+        self.id = id
         self.n_p, self.n_l = F.ENSEMBLE_SETTINGS[id]
-        self.formula = (
-            f"majority of {self.n_p} Yes/No prob comp + {self.n_l} in-template LP predictions drawn without "
-            f"replacement from the 5 templates each; score(good) = share of {F.ENSEMBLE_TRIALS} seeded draws won"
-        )
         self._p = YesNoProbComp()
-        self._l = InTemplateSingle("in_template_lp", "In-template LP", "", F.lp)
+        self._l = InTemplateSingle("in_template_lp", F.lp)
 
     def requests(self, pair, ctx):
         return self._p.requests(pair, ctx) + self._l.requests(pair, ctx)

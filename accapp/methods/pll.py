@@ -29,15 +29,11 @@ def word_rule(ctx) -> str:
 
 
 class PLLMethod(Method):
-    family = "pll"
-    kind = "masked"
-    source = "Kauf & Ivanova 2023, §3.1 / App. G"
+    """PLL under one variant of accapp.scoring.pll_variants."""
 
-    def __init__(self, variant: str, name: str, formula: str) -> None:
+    def __init__(self, variant: str) -> None:
         self.variant = variant
         self.id = METHOD_PREFIX + variant
-        self.name = name
-        self.formula = formula
 
     def requests(self, pair, ctx):
         words = word_rule(ctx)
@@ -48,9 +44,4 @@ class PLLMethod(Method):
         return [judged(self.id, "-", g, b)]
 
 
-PLL_METHODS = (
-    PLLMethod("original", "PLL-original", "sum_t log P(s_t | S without s_t)"),
-    PLLMethod("word_l2r", "PLL-word-l2r", "sum_t log P(s_t | S without s_t and its word's tokens to its right)"),
-    PLLMethod("whole_word", "PLL-whole-word", "sum_t log P(s_t | S without every token of s_t's word)"),
-    PLLMethod("sentence_l2r", "PLL-sentence-l2r", "sum_t log P(s_t | S without s_t and every token to its right)"),
-)
+PLL_METHODS = tuple(PLLMethod(v) for v in VARIANTS)

@@ -11,9 +11,6 @@ from accapp.prompts import render_prompt, template_set
 from accapp.scoring.api import NextRequest
 from accapp.scoring.tokens import vocabulary_id
 
-IDE = "Ide et al. 2025, §3.3"
-HU_LEVY = "Hu & Levy 2023, Table 4"
-
 
 def _ide_prompts(kind: str, ctx: Context) -> list[dict]:
     style = "chat" if ctx.chat else "base"
@@ -63,10 +60,6 @@ def template_prefix(ctx: Context, key: str, render) -> str:
 
 class ABPrompting(Method):
     id = "ab_prompting"
-    family = "prompting"
-    name = "A/B prompting"
-    formula = "prediction = argmax over {A, B} of p(letter | prompt), both orders; score = log p(letter) / (p(A) + p(B))"
-    source = IDE
 
     def templates(self, ctx):
         return [t["id"] for t in _ide_prompts("ab", ctx)]
@@ -98,10 +91,6 @@ class ABPrompting(Method):
 
 class YesNoProbComp(Method):
     id = "yes_no_prob_comp"
-    family = "prompting"
-    name = "Yes/No prob comp"
-    formula = "score(s) = P(Yes | s) = p(Yes) / (p(Yes) + p(No)) at the answer position"
-    source = IDE
 
     def _set(self, ctx) -> tuple[list[dict], tuple[str, str]]:
         """Chinese uses 是/否 when each is one token after the prompt, else Yes/No (Ide §3.3)."""
@@ -142,15 +131,8 @@ class YesNoProbComp(Method):
 class MetaPrompt(Method):
     """Hu & Levy 2023: one prompt type, for sentence judgment and sentence comparison."""
 
-    family = "metalinguistic prompting"
-    source = HU_LEVY
-
-    def __init__(self, id, name):
-        self.id, self.name = id, name
-        self.formula = (
-            "judgment: score(s) = log p(Yes | prompt(s)); comparison: score(s) = mean over both orders "
-            "of log p(option of s | prompt(1, 2))"
-        )
+    def __init__(self, id):
+        self.id = id
 
     def templates(self, ctx):
         return ["judgment", "comparison"]
@@ -201,7 +183,7 @@ def prompting_methods() -> list[Method]:
     return [
         ABPrompting(),
         YesNoProbComp(),
-        MetaPrompt("meta_question_simple", "MetaQuestionSimple"),
-        MetaPrompt("meta_instruct", "MetaInstruct"),
-        MetaPrompt("meta_question_complex", "MetaQuestionComplex"),
+        MetaPrompt("meta_question_simple"),
+        MetaPrompt("meta_instruct"),
+        MetaPrompt("meta_question_complex"),
     ]

@@ -9,20 +9,12 @@ from accapp.methods.unigram import unigram_logprobs
 from accapp.prompts import fill_parts, template_set
 from accapp.scoring.api import SeqRequest
 
-IDE = "Ide et al. 2025"
-HU = "Hu et al. 2025, §6.1"
-
 
 class SentenceReadout(Method):
     """A score of the bare sentence's token log-probs."""
 
-    family = "sentence probability"
-    source = f"{IDE}, §3.1"
-
-    def __init__(self, id, name, formula, fn, family=None, source=None):
-        self.id, self.name, self.formula, self._fn = id, name, formula, fn
-        self.family = family or self.family
-        self.source = source or self.source
+    def __init__(self, id, fn):
+        self.id, self._fn = id, fn
 
     def requests(self, pair, ctx):
         return [SeqRequest((pair.good,)), SeqRequest((pair.bad,))]
@@ -42,8 +34,7 @@ def _unigram_of(ctx: Context, request: SeqRequest, res):
 
 
 class UnigramReadout(SentenceReadout):
-    family = "normalised probability"
-    source = HU
+    """A score of the sentence's token log-probs and their unigram log-probs."""
 
     def score(self, pair, ctx, res):
         out = []
@@ -56,11 +47,10 @@ class UnigramReadout(SentenceReadout):
 
 
 class InTemplateSingle(Method):
-    family = "in-template"
-    source = f"{IDE}, §3.2 (templates: the paper's five per language)"
+    """A readout of the sentence inside each of the paper's five templates per language."""
 
-    def __init__(self, id, name, formula, fn):
-        self.id, self.name, self.formula, self._fn = id, name, formula, fn
+    def __init__(self, id, fn):
+        self.id, self._fn = id, fn
 
     def templates(self, ctx):
         return [t["id"] for t in template_set("ide2025")["in_template_single"][ctx.language]]
@@ -89,10 +79,6 @@ class InTemplateSingle(Method):
 
 class InTemplateComparative(Method):
     id = "in_template_comparative_lp"
-    family = "in-template"
-    name = "In-template comparative LP"
-    formula = "score(good) = LP(T(good, bad)); score(bad) = LP(T(bad, good))"
-    source = f"{IDE}, §3.2"
 
     def templates(self, ctx):
         return [t["id"] for t in template_set("ide2025")["in_template_comparative"][ctx.language]]
@@ -115,17 +101,14 @@ class InTemplateComparative(Method):
 def readout_methods() -> list[Method]:
     vocab = lambda ctx: ctx.lm.vocab_size  # noqa: E731
     return [
-        SentenceReadout("lp", "LP", "LP(s) = Σ log p(t_i | t_<i)", lambda x, ctx: F.lp(x)),
-        SentenceReadout("mean_lp", "MeanLP", "MeanLP(s) = LP(s) / |s|", lambda x, ctx: F.mean_lp(x)),
-        SentenceReadout("pen_lp", "PenLP", "PenLP(s) = LP(s) / ((5 + |s|) / 6)^0.8", lambda x, ctx: F.pen_lp(x)),
-        InTemplateSingle("in_template_lp", "In-template LP", "LP of the template filled with the sentence", F.lp),
-        InTemplateSingle("in_template_mean_lp", "In-template MeanLP", "MeanLP of the template filled with the sentence", F.mean_lp),
-        InTemplateSingle("in_template_pen_lp", "In-template PenLP", "PenLP of the template filled with the sentence", F.pen_lp),
+        SentenceReadout("lp", lambda x, ctx: F.lp(x)),
+        SentenceReadout("mean_lp", lambda x, ctx: F.mean_lp(x)),
+        SentenceReadout("pen_lp", lambda x, ctx: F.pen_lp(x)),
+        InTemplateSingle("in_template_lp", F.lp),
+        InTemplateSingle("in_template_mean_lp", F.mean_lp),
+        InTemplateSingle("in_template_pen_lp", F.pen_lp),
         InTemplateComparative(),
-        SentenceReadout(
-            "bayes_factor_uniform", "Bayes factor (uniform)", "log p(s) + N log |V|",
-            lambda x, ctx: F.bayes_factor_uniform(x, vocab(ctx)), family="normalised probability", source=HU,
-        ),
-        UnigramReadout("bayes_factor_unigram", "Bayes factor (unigram)", "log p(s) − Σ log p_uni(w_n)", F.bayes_factor_unigram),
-        UnigramReadout("slor", "SLOR", "(1/N) Σ [log p(w_n | s_<n) − log p_uni(w_n)]", F.slor),
+        SentenceReadout("bayes_factor_uniform", lambda x, ctx: F.bayes_factor_uniform(x, vocab(ctx))),
+        UnigramReadout("bayes_factor_unigram", F.bayes_factor_unigram),
+        UnigramReadout("slor", F.slor),
     ]

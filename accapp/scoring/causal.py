@@ -36,6 +36,7 @@ from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResu
 from accapp.scoring.boundary import boundary_masks, context_kinds
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
+from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
 from accapp.scoring.tokens import common_prefix_len, vocabulary_id
 
 # The smallest pass and projection an out-of-memory retry goes down to.
@@ -96,9 +97,9 @@ class CausalScorer:
     def __init__(
         self,
         lm: LoadedModel,
-        batch_size: int | None = None,  # strings a pass; None: 64 on the CPU (docs/performance.md), from free memory on a GPU
+        batch_size: int | None = None,  # strings a pass; None: pass_size.DEFAULT_BATCH on the CPU, from free memory on a GPU
         share_prefix: bool = True,
-        head_chunk_rows: int | None = None,  # rows per vocabulary projection; None: 512 on the CPU, from free memory on a GPU
+        head_chunk_rows: int | None = None,  # rows a vocabulary projection; None: DEFAULT_HEAD_ROWS, on a GPU from free memory
         prefix_cache_size: int = 128,
         row_tokens: int = ROW_TOKENS,
         pass_tokens_per_string: int = 32,
@@ -138,8 +139,8 @@ class CausalScorer:
             from accapp.scoring.pass_size import for_cuda
 
             self.pass_size = for_cuda(self.model, self._vocab, pass_tokens_per_string, row_tokens, self.device)
-        self.batch_size = batch_size or (self.pass_size.batch_size if self.pass_size else 64)
-        self.head_chunk_rows = head_chunk_rows or (self.pass_size.head_rows if self.pass_size else 512)
+        self.batch_size = batch_size or (self.pass_size.batch_size if self.pass_size else DEFAULT_BATCH)
+        self.head_chunk_rows = head_chunk_rows or (self.pass_size.head_rows if self.pass_size else DEFAULT_HEAD_ROWS)
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}

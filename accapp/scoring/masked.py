@@ -32,14 +32,14 @@ How (the chunking rule): every (sentence, mask set) pair is one masked copy of t
 sentence; copies with equal mask sets are computed once (every token of a word shares its
 whole-word copy, a word's last token has the same word-l2r and original copy, the last
 token's sentence-l2r copy is its original copy). The copies of all sentences asked for
-at once are sorted by length and run through the encoder ``chunk_size`` copies at a time
-(default 64, right-padded with an attention mask), never all at once, so memory is bounded
-by chunk_size x sentence length whatever the sentence. Only the hidden states at the
-target positions go through the MLM head, ``HEAD_ROWS`` rows at a time, and the
+at once are sorted by length and run through the encoder ``batch_size`` copies at a time
+(default pass_size.DEFAULT_BATCH, right-padded with an attention mask), never all at once, so memory is bounded
+by batch_size x sentence length whatever the sentence. Only the hidden states at the
+target positions go through the MLM head, ``DEFAULT_DEFAULT_HEAD_ROWS`` rows at a time, and the
 log-softmax over the vocabulary is taken in float32 whatever the model dtype (float64
 for a float64 model). Models whose
 head the scorer does not know fall back to the full logits of each chunk (still bounded by
-chunk_size).
+batch_size).
 """
 
 from __future__ import annotations
@@ -53,11 +53,10 @@ import torch
 from accapp.errors import UserError
 from accapp.scoring.api import INFLATION_MARGIN, PLLRequest, SentencePLL, TokenPLL, WordPLL
 from accapp.scoring.logsoftmax import target_logprobs
+from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
 from accapp.scoring.pll_variants import VARIANTS, mask_sets
 from accapp.words import Word, assign_words, split_words
 
-DEFAULT_CHUNK_SIZE = 64  # masked copies per forward pass
-HEAD_ROWS = 512  # hidden-state rows projected onto the vocabulary at once
 ALWAYS = ("original", "word_l2r")  # every sentence's token view and inflation flag need these
 WORD_RULES = ("project", "tokenizer")  # PLLRequest.words
 
@@ -133,10 +132,11 @@ class MaskedScorer:
 
     kind = "masked"
 
-    def __init__(self, model, tokenizer, chunk_size: int = DEFAULT_CHUNK_SIZE, lm=None, split_head: bool = True,
+    def __init__(self, model, tokenizer, batch_size: int = DEFAULT_BATCH, lm=None, split_head: bool = True,
                  cache_size: int = 512) -> None:
-        if chunk_size is None or int(chunk_size) < 1:
-            raise UserError("chunk_size must be a positive number of masked copies.")
+        # batch_size: masked copies one forward pass takes (the causal scorer's strings a pass)
+        if batch_size is None or int(batch_size) < 1:
+            raise UserError("batch_size must be a positive number of masked copies.")
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError("PLL scoring needs a fast tokenizer (character offsets).")
         if tokenizer.mask_token_id is None:
@@ -144,7 +144,7 @@ class MaskedScorer:
         self.model = model
         self.tokenizer = tokenizer
         self.lm = lm
-        self.chunk_size = int(chunk_size)
+        self.batch_size = int(batch_size)
         self.mask_id = int(tokenizer.mask_token_id)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else self.mask_id
@@ -157,8 +157,8 @@ class MaskedScorer:
         self._detail_cache: OrderedDict = OrderedDict()  # sentence -> SentencePLL
 
     @classmethod
-    def from_loaded(cls, lm, chunk_size: int = DEFAULT_CHUNK_SIZE) -> "MaskedScorer":
-        return cls(lm.model, lm.tokenizer, chunk_size=chunk_size, lm=lm)
+    def from_loaded(cls, lm, batch_size: int = DEFAULT_BATCH) -> "MaskedScorer":
+        return cls(lm.model, lm.tokenizer, batch_size=batch_size, lm=lm)
 
     # ---- the engine's contract (accapp.scoring.api) ------------------------------------
     def execute(self, requests) -> dict:
@@ -284,9 +284,9 @@ class MaskedScorer:
             hidden = encoder(input_ids=ids, attention_mask=att)[0]
             rows = hidden[rb, rp]
             parts = []
-            for r0 in range(0, rows.shape[0], HEAD_ROWS):
-                logits = _at_least_fp32(head(rows[r0 : r0 + HEAD_ROWS]))
-                parts.append(target_logprobs(logits, gold_t[r0 : r0 + HEAD_ROWS, 0]))
+            for r0 in range(0, rows.shape[0], DEFAULT_HEAD_ROWS):
+                logits = _at_least_fp32(head(rows[r0 : r0 + DEFAULT_HEAD_ROWS]))
+                parts.append(target_logprobs(logits, gold_t[r0 : r0 + DEFAULT_HEAD_ROWS, 0]))
             lp = torch.cat(parts)
         else:
             logits = self.model(input_ids=ids, attention_mask=att).logits
@@ -324,8 +324,8 @@ class MaskedScorer:
         order = sorted(copies, key=lambda k: (len(u_encs[k[0]].input_ids), k[0], k[1]))
         table: dict[tuple, float] = {}
         with torch.inference_mode():
-            for c0 in range(0, len(order), self.chunk_size):
-                chunk = [(s, m, tuple(copies[(s, m)])) for s, m in order[c0 : c0 + self.chunk_size]]
+            for c0 in range(0, len(order), self.batch_size):
+                chunk = [(s, m, tuple(copies[(s, m)])) for s, m in order[c0 : c0 + self.batch_size]]
                 for (s, m, targets), lps in zip(chunk, self._run_chunk(chunk, u_encs)):
                     for t, x in zip(targets, lps):
                         table[(s, m, t)] = float(x)

@@ -1,4 +1,4 @@
-"""How much a forward pass takes on a GPU, from the memory free on it (on the CPU: the measured 64).
+"""How much a forward pass takes on a GPU, from the memory free on it (on the CPU: DEFAULT_BATCH, measured).
 
 A pass's activations are transient, layer by layer: per token, the residual stream and its
 normed copies, q/k/v and the attention output (about 8 x hidden), the MLP's gate, up and
@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Where free memory does not decide (the CPU; a masked LM anywhere): sequences one forward pass takes
+# (a causal LM's strings, a masked LM's masked copies: the scorers' batch_size, measured, docs/performance.md)
+# and hidden-state rows one vocabulary projection takes (head rows).
+DEFAULT_BATCH = 64
+DEFAULT_HEAD_ROWS = 512
 PASS_SHARE = 0.3  # of the free GPU memory, for one pass's activations
 HEAD_SHARE = 0.1  # of the free GPU memory, for one chunk of full-vocabulary logits
 MIN_PASS_TOKENS, MAX_PASS_TOKENS = 2_048, 65_536

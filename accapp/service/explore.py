@@ -24,11 +24,11 @@ from accapp.analysis import intervals as CI
 from accapp.benchmarks import NAMES, describe, label_of  # noqa: F401 - label_of: the tab's benchmark names
 from accapp.files import csv_bytes
 from accapp.methods import display_name
-from accapp.service.catalog import DEFAULT_MODEL, convention_label, registry
+from accapp.service.catalog import DEFAULT_MODEL, convention_label, presets, registry
 from accapp.service.host import get_state
 
 BENCHMARKS = NAMES
-PREFERRED = ("lp", "in_template_lp", "yes_no_prob_comp")
+PREFERRED = tuple(presets()["explore"])  # the first selection (accapp/methods/data/methods.json)
 DEFAULT_TEMPLATE = "mean"  # Ide et al. 2025 Table 3 reports the mean over the five templates
 WRONG_LIMIT = 500  # rows shown in the table (the CSV has every wrong row up to WRONG_FETCH)
 WRONG_FETCH = 50_000  # wrong rows read from the store for sorting and filtering
@@ -429,7 +429,7 @@ def ab_frames(sel: Selection, sink: dict | None = None):
     """(ours, published): the share of 'A' answers by template and order (None without an A/B run), and
     Ide et al.'s Table 12 shares (benchmark, model, share_A, source)."""
     pub = A.published_ide_ab_share(sel.store, sel.bench)
-    if not sel.model or "ab_prompting" not in sel.store.methods(sel.model, sel.bench):
+    if not sel.model or A.AB_METHOD not in sel.store.methods(sel.model, sel.bench):
         return None, pub
     df = A.ab_prompting(sel.store, sel.model, sel.bench)
     df = df.assign(order=df.variant.map(AB_ORDERS))

@@ -21,7 +21,7 @@ import pandas as pd
 from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
-from accapp.methods import all_methods, method_ids, parse_ids, resolve
+from accapp.methods import describe, descriptors, headline_methods, method_ids, parse_ids, resolve, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import verdicts
@@ -29,27 +29,26 @@ from accapp.service.gpu import method_count, model_call
 from accapp.service.host import get_state
 from accapp.service.pairs import find_pair
 
-# The method whose benchmark accuracy the probe shows first, per model kind.
-DEFAULT_BENCH_METHOD = {"causal": "lp", "masked": "pll_word_l2r"}
+# The method whose benchmark accuracy the probe shows first, per model kind: the headline method.
+DEFAULT_BENCH_METHOD = headline_methods()
 PAIR_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id")
 RUN_KEY = ["method", "template", "variant"]
 
 
 # ------------------------------------------------------------------------------------------ methods
 def method_name(method_id: str) -> str:
-    m = all_methods().get(method_id)
+    m = descriptors().get(method_id)
     return m.name if m else method_id
 
 
 def family(method_id: str) -> str:
-    m = all_methods().get(method_id)
+    m = descriptors().get(method_id)
     return m.family if m else ""
 
 
 def method_choices(kind: str) -> list[tuple[str, str]]:
     """(label, id) of every method a model kind can run, in display order."""
-    table = all_methods()
-    return [(f"{table[i].name}  ({table[i].family})", i) for i in method_ids(kind)]
+    return [(f"{describe(i).name}  ({describe(i).family})", i) for i in method_ids(kind)]
 
 
 def probe_methods(kind: str, methods, runnable_only: bool = False) -> list[str]:
@@ -184,26 +183,14 @@ def _public_words(words: dict | None) -> dict | None:
 
 
 # ------------------------------------------------------------------------------------------ stages
-# The probe's stages: what is cheap (the sentences alone) first, then the templates, then the
-# prompts (ensembles last: they are votes of in-template LP and Yes/No judgments).
-STAGES = (
-    ("sentence probability", ("sentence probability", "normalised probability", "pll")),
-    ("in-template", ("in-template",)),
-    ("prompting", ("prompting", "metalinguistic prompting", "ensemble")),
-)
+# The probe's stages, ((stage, its families), ...) in the order they run: the methods' descriptors
+# say which (accapp/methods/data/methods.json).
+STAGES = stage_families()
 
 
 def stages(methods: list[str]) -> list[tuple[str, list[str]]]:
     """The methods split into STAGES (non-empty stages only, each in the given order)."""
-    out = []
-    for label, fams in STAGES:
-        ids = [m for m in methods if family(m) in fams]
-        if ids:
-            out.append((label, ids))
-    rest = [m for m in methods if not any(m in ids for _, ids in out)]
-    if rest:
-        out.append(("other", rest))
-    return out
+    return split_stages(methods)
 
 
 def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: bool = False):

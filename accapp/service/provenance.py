@@ -84,7 +84,7 @@ def ran_on(engine) -> dict | None:
     quant = {"nf4": "4-bit NF4"}.get(where["quantization"], where["quantization"])
     scorer = getattr(engine, "scorer", None)
     return {"device": where["device"], "gpu": where["gpu"], "dtype": where["dtype"], "quantization": where["quantization"],
-            # strings a forward pass takes: 64 on the CPU, from free GPU memory on CUDA (accapp/scoring/pass_size.py)
+            # sequences a forward pass takes (strings; a masked LM's masked copies): accapp/scoring/pass_size.py
             "batch_size": getattr(scorer, "batch_size", None),
             "text": " · ".join(x for x in (place, where["dtype"], quant) if x)}
 

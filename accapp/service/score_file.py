@@ -42,7 +42,7 @@ from accapp import settings
 from accapp.benchmarks import MAX_FILE_BYTES, parse_pairs
 from accapp.engine import PairResult
 from accapp.errors import UserError
-from accapp.methods import parse_ids, resolve
+from accapp.methods import describe, parse_ids, pass_group_order, resolve
 from accapp.models import get_spec
 from accapp.schema import ENSEMBLE_METHODS
 from accapp.service.gpu import model_call
@@ -58,9 +58,6 @@ STEP_S = settings.number("ACCAPP_FILE_STEP_S")  # the model time one step aims a
 QUIET_STEP_S = settings.number("ACCAPP_FILE_QUIET_STEP_S")
 MAX_CHUNK = 32  # pairs in one step at most
 CHECK_ROWS = 256  # rows checked (tokenized) in one step
-# Methods whose model passes are shared go in one step (the same strings); each other method alone.
-SHARED_GROUPS = {"sentence probability": "sentence", "normalised probability": "sentence", "ensemble": "ensemble"}
-IN_TEMPLATE_SINGLE = {"in_template_lp", "in_template_mean_lp", "in_template_pen_lp"}
 LAYOUTS = ("wide", "long")  # wide: one row per input row (the default); long: one per pair x judgment
 # accapp.score_pairs' columns: the long layout has them (after the input's own columns and row).
 LONG_COLUMNS = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
@@ -174,14 +171,15 @@ def check_request(pairs: pd.DataFrame, model_id: str, methods: list[str]) -> lis
 
 
 def method_groups(kind: str, methods: list[str]) -> list[list[str]]:
-    """The methods in groups, each group's methods sharing their model passes; the ensembles next to
-    the in-template LP and Yes/No groups whose strings they reuse, so that one step can hold them all."""
+    """The methods in groups, each group's methods sharing their model passes (their descriptors' pass
+    group, accapp/methods/data/methods.json), the shared groups first in the descriptors' order (the
+    ensembles next to the in-template LP and Yes/No groups whose strings they reuse, so that one step
+    can hold them all), then each other group in the order asked."""
     groups: dict[str, list[str]] = {}
     for m in resolve(methods, kind):
-        key = "in_template" if m.id in IN_TEMPLATE_SINGLE else SHARED_GROUPS.get(m.family, m.id)
-        groups.setdefault(key, []).append(m.id)
-    near = {"sentence": 0, "in_template": 1, "yes_no_prob_comp": 2, "ensemble": 3}
-    return [groups[k] for k in sorted(groups, key=lambda k: near.get(k, len(near)))]
+        groups.setdefault(describe(m.id).pass_group, []).append(m.id)
+    order = pass_group_order()
+    return [groups[k] for k in sorted(groups, key=lambda k: order.index(k) if k in order else len(order))]
 
 
 class StepPlanner:

@@ -4,7 +4,7 @@ probe's judgments (accapp.methods.base.MethodScore) and its words.
 - The headline is LP's verdict in words (PLL-word-l2r for a masked LM), with its margin and the
   word where most of the difference lies.
 - Each method casts one vote (`method_vote`): its templates and answer orders are combined by
-  its own rule (methods/data/plain.json, shown on the page): a template with two answer orders
+  its own rule (its descriptor's, methods/data/methods.json, shown on the page): a template with two answer orders
   votes only when both orders pick the same sentence; then the majority of its templates; a
   split is no vote. Ensembles are votes of other judgments and cast none.
 - Votes are counted by family; a method unreliable for the model (service.reliability) is
@@ -18,11 +18,10 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
-from accapp.methods import all_methods, plain
+from accapp.methods import descriptors, headline_methods
 from accapp.methods.base import MethodScore
 
 LN2 = math.log(2.0)
-HEADLINE_METHOD = {"causal": "lp", "masked": "pll_word_l2r"}
 LENGTH_WARNING_TOKENS = 3  # |tokens(good) - tokens(bad)| at or above this gets a warning (LP favours shorter strings)
 VERDICT_WORDS = {"good": "the acceptable sentence", "bad": "the unacceptable sentence"}
 
@@ -56,7 +55,7 @@ def method_votes(scores: list[MethodScore], reliability: dict | None = None) -> 
     """Per method (in the order they came, ensembles left out): its vote, rule, judgments counted,
     the mean of good − bad over its judgments, and whether it votes (reliable for the model)."""
     reliability = reliability or {}
-    table = all_methods()
+    table = descriptors()
     grouped: dict[str, list[MethodScore]] = defaultdict(list)
     for s in scores:
         grouped[s.method].append(s)
@@ -70,7 +69,7 @@ def method_votes(scores: list[MethodScore], reliability: dict | None = None) -> 
         diff = [s.score_good - s.score_bad for s in mine]
         out.append({
             "method": method, "name": m.name, "family": m.family, "vote": method_vote(mine),
-            "rule": plain(method)["rule"], "unit": plain(method)["unit"], "plain": plain(method)["plain"], "source": m.source,
+            "rule": m.rule, "unit": m.unit, "plain": m.plain, "source": m.source,
             "judgments": len(mine), "good": counts.get("good", 0), "bad": counts.get("bad", 0), "tie": counts.get("tie", 0),
             "mean_difference": sum(diff) / len(diff),
             "reliable": rel.reliable if rel is not None else None,
@@ -146,12 +145,12 @@ def _label(c: dict, side: str) -> str:
 def headline(kind: str, scores: list[MethodScore], words: dict | None, unit: str = "bits") -> dict | None:
     """{method, name, verdict, margin (nats, good − bad), text, where}: the headline method's
     verdict in words, with the word where the surprisal differs most. None when it did not run."""
-    method = HEADLINE_METHOD.get(kind, "lp")
+    method = headline_methods().get(kind, headline_methods()["causal"])
     mine = [s for s in scores if s.method == method]
     if not mine:
         return None
     s = mine[0]
-    name = all_methods()[method].name
+    name = descriptors()[method].name
     margin = float(s.score_good - s.score_bad)
     where = None
     if words and words.get("good") and words.get("bad"):

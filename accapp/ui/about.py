@@ -7,10 +7,9 @@ import html
 import gradio as gr
 
 from accapp.benchmarks import ASSETS, BUILTIN
-from accapp.methods import all_methods, plain
 from accapp.methods.formulas import TIE_EXPONENT
 from accapp.prompts import template_set
-from accapp.service.catalog import registry
+from accapp.service.catalog import describe, descriptors, headline, registry
 from accapp.ui.common import intro
 
 PAPERS = [
@@ -62,7 +61,7 @@ SCORING_RULES = f"""### Ties, conventions, answer tokens
 
 PROBE_RULES = """### How the Probe tab reaches one answer
 
-- **The headline** is LP's verdict (PLL-word-l2r for a masked LM): the benchmark standard, with its
+- **The headline** is {causal}'s verdict ({masked} for a masked LM): the benchmark standard, with its
   margin in bits or nats and the word where the surprisal of the two sentences differs most.
 - **One vote per method.** A method with several templates or answer orders is combined by its own
   rule (the column above): a template asked in both answer orders (A/B prompting) votes only when
@@ -82,13 +81,18 @@ PROBE_RULES = """### How the Probe tab reaches one answer
 """
 
 
+def probe_rules_md() -> str:
+    """PROBE_RULES with the headline methods' names (their descriptors')."""
+    return PROBE_RULES.replace("{causal}", describe(headline("causal")).name).replace("{masked}", describe(headline("masked")).name)
+
+
 def methods_md() -> str:
+    """Every method's descriptor, one row each, in display order."""
     rows = ["| Method | In plain words | id | Family | Formula | One vote in the probe | Source |",
             "|---|---|---|---|---|---|---|"]
-    for m in all_methods().values():
-        d, p = m.describe(), plain(m.id)
-        rows.append(f"| {md(d['name'])} | {md(p['plain'])} | `{d['id']}` | {md(d['family'])} | {md(d['formula'])} | "
-                    f"{md(p['rule'])} | {md(d['source'])} |")
+    for d in descriptors().values():
+        rows.append(f"| {md(d.name)} | {md(d.plain)} | `{d.id}` | {md(d.family)} | {md(d.formula)} | "
+                    f"{md(d.rule)} | {md(d.source)} |")
     return "\n".join(rows)
 
 
@@ -153,7 +157,7 @@ def build() -> None:
     with gr.Accordion("Judgment methods: formula and source", open=True):
         gr.Markdown(methods_md(), elem_id="about-methods")
         gr.Markdown(SCORING_RULES, elem_id="about-scoring-rules")
-        gr.Markdown(PROBE_RULES, elem_id="about-probe-rules")
+        gr.Markdown(probe_rules_md(), elem_id="about-probe-rules")
     with gr.Accordion("Templates and prompts", open=False):
         gr.Markdown(templates_md(), elem_id="about-templates")
     with gr.Accordion("Models and licenses", open=True):

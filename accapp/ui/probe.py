@@ -23,7 +23,7 @@ from accapp.files import safe_name
 from accapp.methods import method_ids
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
-from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, model_choices
+from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, model_choices, preset
 from accapp.service.host import ANY, BENCHMARKS, get_state, paradigms, phenomena, random_pair
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
@@ -462,12 +462,12 @@ def build() -> ProbeTab:
         table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
                              elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
     with gr.Row():
-        bench_method = gr.Dropdown(method_choices("causal"), value="lp", label="Benchmark comparison uses",
+        bench_method = gr.Dropdown(method_choices("causal"), value=headline("causal"), label="Benchmark comparison uses",
                                    elem_id="probe-bench-method", info="Whose benchmark accuracy to show below.")
     context = gr.HTML("", elem_id="probe-context")
     with gr.Accordion("Prompts exactly as the model saw them", open=False):
         with gr.Row():
-            prompt_method = gr.Dropdown(method_choices("causal"), value="yes_no_prob_comp", label="Method", scale=3)
+            prompt_method = gr.Dropdown(method_choices("causal"), value=preset("prompt", "causal")[0], label="Method", scale=3)
             prompt_btn = gr.Button("Show prompts", scale=1)
         prompts = gr.Textbox(label="Input strings (start token included)", lines=12, max_lines=40, interactive=False,
                              buttons=["copy"], elem_id="probe-prompts", elem_classes=["acc-prompts"])
@@ -508,8 +508,7 @@ def build() -> ProbeTab:
     rand_btn.click(pick_random, [bench, phen, para], [good, bad, meta, pair_label], api_visibility="undocumented")
     all_btn.click(lambda m: gr.update(value=method_ids(get_spec(m).kind)), [model], [methods],
                   api_visibility="undocumented")
-    quick_btn.click(lambda m: gr.update(value=[i for i in ("lp", "mean_lp", "pen_lp") if i in method_ids(get_spec(m).kind)]
-                                        or method_ids(get_spec(m).kind)[:1]), [model], [methods],
+    quick_btn.click(lambda m: gr.update(value=preset("quick", get_spec(m).kind) or method_ids(get_spec(m).kind)[:1]), [model], [methods],
                     api_visibility="undocumented")
     prompt_btn.click(show_prompts, [model, prompt_method, good, bad], [prompts], api_visibility="undocumented",
                      concurrency_id=PROBE_QUEUE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from accapp.benchmarks import NAMES, label_of
-from accapp.methods import plain
+from accapp.service.catalog import describe, family_title, headline, stage_text
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
 from accapp.ui.common import esc, note
@@ -22,15 +22,23 @@ def _run_verdict(c) -> str:
     return "" if c is None else ("right" if c >= 1 else ("wrong" if c <= 0 else f"{c * 10:.0f}/10 draws right"))
 
 
+def _unit(method: str) -> str:
+    """A method's score unit (its descriptor's; an unknown id: a log-probability)."""
+    try:
+        return describe(method).unit
+    except KeyError:
+        return "log"
+
+
 def in_unit(value: float, method: str, unit: str) -> float:
     """A method's score (or difference) in the page's unit: log-probabilities in bits or nats,
     probabilities and shares as they are."""
-    return value / LN2 if unit == "bits" and plain(method)["unit"].startswith("log") else value
+    return value / LN2 if unit == "bits" and _unit(method).startswith("log") else value
 
 
 def unit_label(method: str, unit: str) -> str:
     """What a method's number is in: 'bits', 'bits/token', 'P(Yes)', 'share of draws'."""
-    u = plain(method)["unit"]
+    u = _unit(method)
     if u == "probability":
         return "P(Yes)"
     if u == "share":
@@ -115,11 +123,6 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
 
 # ------------------------------------------------------------------------------------------ the answer
 VOTE_TEXT = {"good": "acceptable ✓", "bad": "unacceptable ✗", "none": "no vote"}
-FAMILY_TITLES = {"sentence probability": "Sentence probability", "normalised probability": "Normalised probability (Hu et al. 2025)",
-                 "in-template": "In-template (Ide et al. 2025)", "prompting": "Prompting (Ide et al. 2025)",
-                 "metalinguistic prompting": "Metalinguistic prompts (Hu & Levy 2023)", "pll": "Masked-LM PLL (Kauf & Ivanova 2023)"}
-STAGE_TEXT = {"sentence probability": "sentence probabilities", "in-template": "the in-template methods (5 templates each)",
-              "prompting": "the prompting methods"}
 
 
 def _count(n: int, word: str) -> str:
@@ -149,7 +152,8 @@ def headline_html(report: dict | None, status: str = "") -> str:
     head = report.get("headline")
     verdict = head["verdict"] if head else report["agreement"]["verdict"]
     kind = {"good": "good", "bad": "bad"}.get(verdict, "warn")
-    text = head["text"] if head else "No headline method was run (select LP to get one)."
+    need = describe(headline(report.get("kind") or "causal")).name
+    text = head["text"] if head else f"No headline method was run (select {need} to get one)."
     where = (report.get("ran_on") or {}).get("text")
     ran_on = f" <span class='acc-ran-on' title='where it ran'>· ran on {esc(where)}</span>" if where else ""
     parts = [f"<div class='acc-model-name'>{esc(report.get('model_name', report['model']))}{ran_on}</div>",
@@ -165,7 +169,7 @@ def headline_html(report: dict | None, status: str = "") -> str:
             summary += f", {a['none']} cast no vote (their templates or answer orders disagree)"
         if a["not_voting"]:
             summary += f"; {_count(a['not_voting'], 'method')} unreliable for this model did not vote"
-        items = "".join(f"<li><b>{esc(FAMILY_TITLES.get(f['family'], f['family']))}</b>: {family_line(f)}</li>" for f in fams)
+        items = "".join(f"<li><b>{esc(family_title(f['family']))}</b>: {family_line(f)}</li>" for f in fams)
         parts.append(f"<div class='acc-agree'>{esc(summary)}.</div><ul class='acc-families'>{items}</ul>")
     for w in report.get("warnings") or []:
         parts.append(f"<div class='acc-warning'>⚠ {esc(w)}</div>")
@@ -183,7 +187,7 @@ def pending_html(pending: list[str]) -> str:
     """The visible 'still computing' state."""
     if not pending:
         return ""
-    return busy_html(f"Still computing {', then '.join(STAGE_TEXT.get(p, p) for p in pending)}…")
+    return busy_html(f"Still computing {', then '.join(stage_text(p) for p in pending)}…")
 
 
 def _bench_cell(v: dict) -> str:
@@ -231,14 +235,14 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
                 f"<td data-label='Good − bad ({esc(unit)})'>{value:+.3g}{esc(shown_unit)}</td>"
                 f"<td data-label='Judgments'>{esc(judg)}</td><td data-label='Rule'>{esc(v['rule'])}</td>"
                 f"<td data-label='{esc(bench)} accuracy'>{_bench_cell(v)}</td></tr>")
-        title = esc(FAMILY_TITLES.get(fam, fam))
+        title = esc(family_title(fam))
         line = family_line(agree[fam]) if fam in agree else ""
         out.append(f"<details open class='acc-family'><summary><b>{title}</b> · {line}</summary>"
                    f"<table class='acc-votes'><thead>{head}</thead><tbody>{''.join(body)}</tbody></table></details>")
     ens = [r for r in report.get("verdicts", []) if r["family"] == "ensemble"]
     if ens:
         items = "".join(f"<li>{esc(r['name'])}: {esc(r['votes'])}</li>" for r in ens)
-        out.append("<details class='acc-family'><summary><b>Ensembles (Ide et al. 2025 §6)</b> · votes of the judgments "
+        out.append(f"<details class='acc-family'><summary><b>{esc(family_title('ensemble'))}</b> · votes of the judgments "
                    f"above, not counted again</summary><ul>{items}</ul></details>")
     out.append(hu_levy_html(report))  # each sentence's Yes/No and each order's answer (Hu & Levy 2023, Exp. 3a/3b)
     out.append("</div>")

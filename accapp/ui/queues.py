@@ -22,7 +22,7 @@ PROBE_QUEUE = "probe"  # interactive probes, prompts, the /probe API
 FILE_QUEUE = "file"  # file scoring jobs (the tab, /score_file and /score_file_all)
 
 # As many as a batch holds (host.PROBE_BATCH): fewer at once caps the batches (figures: docs/performance.md).
-PROBE_CONCURRENCY = settings.integer("ACCAPP_PROBE_CONCURRENCY", settings.integer("ACCAPP_CONCURRENCY"))
+PROBE_CONCURRENCY = settings.integer("ACCAPP_PROBE_CONCURRENCY")  # its old name is read too (settings.py)
 QUEUE_MAX = settings.integer("ACCAPP_QUEUE_MAX")
 FILE_EVENTS = FILE_CONCURRENCY + FILE_QUEUE_MAX  # the file events' Gradio limit: every job the file queue admits
 MAX_THREADS = 40 + FILE_EVENTS  # Gradio's default, plus the file jobs' (launch's max_threads)

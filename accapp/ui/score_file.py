@@ -35,7 +35,7 @@ from accapp.errors import UserError
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_atomic, write_json_atomic
 from accapp.methods import display_name, method_ids
 from accapp.service import score_file as svc
-from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices
+from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices, preset
 from accapp.service.file_jobs import FileJob, file_queue
 from accapp.service.host import get_state
 from accapp.service.probe import method_choices
@@ -43,7 +43,7 @@ from accapp.ui.common import esc, friendly, intro, note
 from accapp.ui.queues import FILE_EVENTS, FILE_QUEUE
 
 MAX_ROWS = svc.MAX_ROWS
-DEFAULT_METHODS = ["lp", "mean_lp", "pen_lp", "in_template_lp", "yes_no_prob_comp"]
+DEFAULT_METHODS = preset("file", "causal")  # the first selection (accapp/methods/data/methods.json)
 KEEP_RESULTS_S = 3600
 EXAMPLE_ROWS = [
     ("These casseroles disgust Kayla.", "These casseroles disgusts Kayla."),
@@ -416,7 +416,7 @@ def build() -> None:
     def on_model(model_id, current):
         kind = get_spec(model_id).kind
         ids = method_ids(kind)
-        keep = [m for m in (current or []) if m in ids] or [m for m in DEFAULT_METHODS if m in ids] or ids
+        keep = [m for m in (current or []) if m in ids] or preset("file", kind) or ids
         return gr.update(choices=method_choices(kind), value=keep)
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
