@@ -132,7 +132,7 @@ def test_stages_groups_and_pages_are_the_descriptors():
     assert ui_file.DEFAULT_METHODS == [i for i in described if i in D.presets()["file"]]
     from accapp.service import explore as view_model
 
-    assert list(view_model.PREFERRED) == D.presets()["explore"]  # Explore's first selection
+    assert tuple(view_model.PREFERRED) == tuple(D.presets()["explore"])  # Explore's first selection
     table = about.methods_md()
     assert all(f"| {about.md(d.name)} | {about.md(d.plain)} | `{d.id}` |" in table for d in described.values())
     assert f"is {described['lp'].name}'s verdict ({described['pll_word_l2r'].name} for a masked LM)" in about.probe_rules_md()
