@@ -22,8 +22,6 @@ from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import all_methods, ids_for, method_ids
-
-probe_methods = ids_for  # the method ids a probe runs, checked against the model's kind (accapp.methods.ids_for)
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import verdicts
@@ -35,6 +33,7 @@ from accapp.service.pairs import find_pair
 DEFAULT_BENCH_METHOD = {"causal": "lp", "masked": "pll_word_l2r"}
 PAIR_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id")
 RUN_KEY = ["method", "template", "variant"]
+probe_methods = ids_for  # the method ids a probe runs, checked against the model's kind (accapp.methods.ids_for)
 
 
 # ------------------------------------------------------------------------------------------ methods
