@@ -293,6 +293,13 @@ def check_options(in_template_scope: str = "whole", convention: str | None = Non
     conventions.get(convention)
 
 
+def engine_from(lm, *, language: str | None = None, in_template_scope: str = "whole", batch_size: int | None = None,
+                naive: bool = False, convention: str | None = None) -> Engine:
+    """The engine for a model already loaded (a LoadedModel): the model host's, whose pool holds the model."""
+    check_options(in_template_scope, convention)
+    return Engine(make_scorer(lm, batch_size, naive, convention), language, in_template_scope)
+
+
 def build_engine(model: str, dtype: str = "fp32", quantization: str | None = None, *, language: str | None = None,
                  in_template_scope: str = "whole", batch_size: int | None = None, device: str | None = None,
                  lm=None, naive: bool = False, convention: str | None = None, trust_remote_code: bool = False,
@@ -300,17 +307,25 @@ def build_engine(model: str, dtype: str = "fp32", quantization: str | None = Non
     """The engine for a model, loaded here unless `lm` (a LoadedModel) is given: a registry id, a hub
     id (org/name[@revision]), a local folder or a .gguf file (accapp.models.resolve). max_memory
     (bytes or '16GB'): a model whose estimate exceeds it is refused before any weight loads.
-    The CLI, the app, the Python API and the benchmark runner all build their engines here."""
-    check_options(in_template_scope, convention)
+    The CLI and the scripts build their engines here; the app, the Python API and the runner get
+    theirs from the model host (accapp.service.host), which loads through its pool and calls engine_from."""
+    check_options(in_template_scope, convention)  # before a model loads
     if lm is None:
-        from accapp.models.budget import parse_bytes, plan_load
-        from accapp.models.loading import load_model, quiet_transformers
-        from accapp.models.resolve import resolve_model
+        lm = _load(model, dtype, quantization, device, trust_remote_code, max_memory)
+    return engine_from(lm, language=language, in_template_scope=in_template_scope, batch_size=batch_size,
+                       naive=naive, convention=convention)
 
-        quiet_transformers()
-        spec = resolve_model(model, trust_remote_code)
-        if max_memory is not None:
-            budget = parse_bytes(max_memory) if isinstance(max_memory, str) else int(max_memory)
-            plan_load(spec, budget, dtype, quantization, device, budget_name="--max-memory")
-        lm = load_model(spec, dtype, quantization, device)
-    return Engine(make_scorer(lm, batch_size, naive, convention), language, in_template_scope)
+
+def _load(model: str, dtype: str, quantization: str | None, device: str | None, trust_remote_code: bool,
+          max_memory: int | str | None):
+    """build_engine's model: resolved, refused before any weight loads if its estimate exceeds max_memory, loaded."""
+    from accapp.models.budget import parse_bytes, plan_load
+    from accapp.models.loading import load_model, quiet_transformers
+    from accapp.models.resolve import resolve_model
+
+    quiet_transformers()
+    spec = resolve_model(model, trust_remote_code)
+    if max_memory is not None:
+        budget = parse_bytes(max_memory) if isinstance(max_memory, str) else int(max_memory)
+        plan_load(spec, budget, dtype, quantization, device, budget_name="--max-memory")
+    return load_model(spec, dtype, quantization, device)

@@ -21,7 +21,7 @@ CHUNK = 64  # pairs per engine call: one progress step; methods share forward pa
 
 
 def _engine(model: str, dtype: str, quantization: str | None, trust_remote_code: bool, max_memory, **options):
-    """The model host's engine (accapp.service.host): the app's memory budget and engine cache, so a
+    """The model host's engine (accapp.service.host): the app's memory budget and pool of models and engines, so a
     second call with the same model and options reuses it, and models beyond the budget are unloaded."""
     from accapp.service.host import get_state
 

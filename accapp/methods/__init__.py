@@ -101,3 +101,19 @@ def resolve(ids, kind: str | None = "causal") -> list:
             need = "a masked LM" if kind == "causal" else "a causal LM"
             raise UserError(f"Method(s) {name_some(wrong)} need {need}; pick another model or other methods.")
     return [table[i] for i in wanted]
+
+
+def ids_for(kind: str, ids, runnable_only: bool = False) -> list[str]:
+    """The method ids a request runs with a model of this kind: None, 'all' or ['all'] = every method
+    of the kind; a list or a comma-separated string otherwise. Unknown ids, or ids the kind cannot
+    run, raise UserError; runnable_only: those the kind cannot run are left out instead (all of the
+    kind's own where none is left)."""
+    wanted = parse_ids(ids)
+    if runnable_only:
+        wanted = [m for m in wanted or [] if m in method_ids(kind)] or None
+    if wanted is None:
+        return method_ids(kind)
+    if not wanted:
+        raise UserError("Pick at least one method.")
+    resolve(wanted, kind)
+    return wanted

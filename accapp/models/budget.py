@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -105,6 +105,7 @@ class Plan:
     dtype: str
     quantization: str | None
     bytes: int
+    spec: ModelSpec | None = field(default=None, compare=False, repr=False)  # the model it is for: what loads
 
     @property
     def precision(self) -> str:
@@ -136,7 +137,7 @@ def plan_load(spec: ModelSpec, budget: int, dtype: str | None = None, quantizati
         options = [("fp32", None)]
     else:
         options = [(half_dtype(device), None)] + ([("bf16", "nf4")] if nf4_available(device) else [])
-    plans = [Plan(spec.id, d, q, estimate_bytes(spec, d, q)) for d, q in options]
+    plans = [Plan(spec.id, d, q, estimate_bytes(spec, d, q), spec) for d, q in options]
     for plan in plans:
         if plan.bytes <= budget:
             return plan

@@ -2,8 +2,10 @@
 results store) and who gets the model when. It lives below the UI (issue 33): the tabs, the
 Python API's app paths and the benchmarks reach models through it, and it knows nothing of Gradio.
 
-Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one through
-:meth:`AppState.with_engine`. Benchmark pairs come from :mod:`accapp.service.pairs`.
+The pool holds the models and the engines made from them (:meth:`ModelPool.engine_of`, each made by
+:func:`accapp.engine.engine_from`); tabs reach one through :meth:`AppState.with_engine`, which holds a
+slot of the model while it scores (:meth:`AppState.model`). Benchmark pairs come from
+:mod:`accapp.service.pairs`.
 
 - Models load lazily, the first time a request needs one, and stay loaded within a memory
   budget (:class:`accapp.models.pool.ModelPool`, ``ACCAPP_MEMORY_BUDGET``): a model that
@@ -22,17 +24,17 @@ Engines are built by :func:`accapp.engine.build_engine` only; tabs reach one thr
   workers belong to the thread that calls them, and Gradio's changing worker threads each
   kept a team of their own competing for the same two cores.
 
-Every cache here is bounded: the pool's models by the memory budget, ``_engines`` by MAX_ENGINES,
-``_slots`` by the registry's size (one entry per model id).
+Every cache here is bounded: the pool's models by the memory budget and their engines by
+accapp.models.pool.MAX_ENGINES_PER_MODEL, ``_slots`` by the registry's size (one entry per model id).
 """
 
 from __future__ import annotations
 
 import atexit
-import collections
 import concurrent.futures
 import contextlib
 import contextvars
+import functools
 import heapq
 import itertools
 import logging
@@ -45,7 +47,6 @@ from pathlib import Path
 
 from accapp import settings
 from accapp.models import DEFAULT_MODEL
-from accapp.models.release import release_freed_memory
 from accapp.service import gpu
 from accapp.service.pairs import ANY, BENCHMARKS, find_pair, paradigms, phenomena, random_pair  # noqa: F401 - the tabs' lookups
 
@@ -63,10 +64,7 @@ EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying th
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
 PROBE_BATCH = settings.integer("ACCAPP_PROBE_BATCH")
-# Engines kept: one per loaded model for the app, a few more where the API asks for other options
-# (an engine is cheap beside its model, which the pool holds within the budget).
-MAX_ENGINES = 8
-DEFAULT_OPTIONS = (None, None, None, "whole", None, None)  # AppState.engine's defaults after the model id
+DEFAULT_OPTIONS = (None, "whole", None, None)  # AppState.engine's options by default: language, scope, batch size, convention
 
 
 class PrioritySlots:
@@ -123,6 +121,13 @@ class ModelThread:
     def is_current(self) -> bool:
         return threading.current_thread() is self._thread
 
+    def run(self, priority: int, fn, *args, **kwargs):
+        """fn(*args, **kwargs) on this thread, and wait for it (exceptions come back here); called from
+        this thread itself (a job that needs the model again), a plain call."""
+        if self.is_current():
+            return fn(*args, **kwargs)
+        return self.submit(priority, fn, *args, **kwargs).result()
+
     def submit(self, priority: int, fn, *args, **kwargs) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._cond:
@@ -155,9 +160,7 @@ class AppState:
         from accapp.models.pool import ModelPool
 
         self.results_dir = results_dir
-        self.pool = ModelPool(budget, evict=self._evict)
-        # Engines by (model id, options): at most MAX_ENGINES, the oldest forgotten first (its model stays in the pool).
-        self._engines: collections.OrderedDict[tuple, object] = collections.OrderedDict()
+        self.pool = ModelPool(budget, evict=self._evict)  # the models, and the engines made from them
         self._lock = threading.Lock()
         self._slots: dict[str, PrioritySlots] = {}  # one per model id (the registry's size)
         self._store = None
@@ -172,40 +175,27 @@ class AppState:
     def compute(self, fn, engine, *args, **kwargs):
         """fn(engine, *args, **kwargs) on the model thread, ahead of file steps, and wait for it (exceptions
         come back here); a call that runs the model goes through service.gpu (ZeroGPU's spaces.GPU)."""
-        if self._thread.is_current():
-            return gpu.run(fn, engine, *args, **kwargs)
-        return self._thread.submit(INTERACTIVE, gpu.run, fn, engine, *args, **kwargs).result()
+        return self._thread.run(INTERACTIVE, gpu.run, fn, engine, *args, **kwargs)
 
     # ------------------------------------------------------------------ engines
     def register_engine(self, model_id: str, engine) -> None:
         """Use a ready engine for an id (tests: tiny masked LMs without a hub)."""
-        with self._lock:
-            self._engines[(model_id, *DEFAULT_OPTIONS)] = engine
+        self.pool.register(model_id, engine, DEFAULT_OPTIONS)
 
     def is_loaded(self, model_id: str) -> bool:
-        return any(key[0] == model_id for key in list(self._engines))
+        return self.pool.holds(model_id)
 
     def engine(self, model_id: str, dtype: str | None = None, quantization: str | None = None, *,
                language: str | None = None, in_template_scope: str = "whole", batch_size: int | None = None,
                convention: str | None = None):
-        """The one way to an engine: the model from the pool (loaded on first use, within the budget;
-        dtype None: the pool picks the precision), its engine built once per set of options."""
-        from accapp.engine import build_engine
+        """The one way to an engine: the pool's, made from its model (loaded on first use, within the
+        budget; dtype None: the pool picks the precision) once per set of options."""
+        from accapp.engine import engine_from
 
-        key = (model_id, dtype, quantization, language, in_template_scope, batch_size, convention)
-        with self._lock:
-            engine = self._engines.get(key)
-        if engine is not None:
-            self.pool.touch(model_id)
-            return engine
-        lm = self.pool.get(model_id, dtype, quantization)  # one load at a time; refused before loading if it cannot fit
-        engine = build_engine(model_id, lm=lm, language=language, in_template_scope=in_template_scope,
-                              batch_size=batch_size, convention=convention)
-        with self._lock:
-            engine = self._engines.setdefault(key, engine)  # two callers at once: the first engine built stays
-            while len(self._engines) > MAX_ENGINES:
-                self._engines.popitem(last=False)
-        return engine
+        options = (language, in_template_scope, batch_size, convention)
+        make = functools.partial(engine_from, language=language, in_template_scope=in_template_scope,
+                                 batch_size=batch_size, convention=convention)
+        return self.pool.engine_of(model_id, make, options, dtype, quantization)  # refused before loading if it cannot fit
 
     def engine_for(self, model: str, dtype: str = "fp32", quantization: str | None = None, *,
                    trust_remote_code: bool = False, max_memory: int | str | None = None, **options):
@@ -233,11 +223,8 @@ class AppState:
             self._interactive += 1
             self._last_interactive = time.monotonic()
         try:
-            with self.model_slot(model_id, unless=unless) as held:
-                if not held:
-                    return None
-                engine = self.engine(model_id)
-                return self.compute(fn, engine, *args, **kwargs)
+            with self.model(model_id, unless=unless) as engine:
+                return None if engine is None else self.compute(fn, engine, *args, **kwargs)
         finally:
             with self._lock:
                 self._interactive -= 1
@@ -246,8 +233,10 @@ class AppState:
     def probe_stage(self, model_id: str, good: str, bad: str, methods, with_words: bool = False):
         """service.probe.probe_stage, batched: the stage joins the probes waiting for the same model;
         whichever caller gets the model first scores up to PROBE_BATCH of them in one engine call.
-        Returns (PairResult, words or None, the word rule, where it ran: service.provenance.ran_on)."""
+        Returns (PairResult, words or None, the word rule, where it ran: service.provenance.ran_on of
+        the engine that scored it)."""
         from accapp.service.probe import probe_stages
+        from accapp.service.provenance import ran_on
 
         mine = concurrent.futures.Future()
         with self._lock:
@@ -264,9 +253,13 @@ class AppState:
             except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets it
                 for _, future in taken:
                     future.set_exception(exc)
-                raise  # on through model_slot, which unloads a model that ran out of memory
+                raise  # on through AppState.model, which unloads a model that ran out of memory
+            where = ran_on(engine)
             for (_, future), answer in zip(taken, answers):
-                (future.set_exception if isinstance(answer, BaseException) else future.set_result)(answer)
+                if isinstance(answer, BaseException):
+                    future.set_exception(answer)
+                else:
+                    future.set_result((*answer, where))
             slots.wake()  # the callers answered here stop waiting for the model and send their next probe
 
         # A caller answered by another's batch must not wait for the model in turn: it would hold
@@ -281,7 +274,7 @@ class AppState:
                 queue[:] = [entry for entry in queue if entry[1] is not mine]
             if not mine.done():
                 raise
-        return (*mine.result(), self.ran_on(model_id))
+        return mine.result()
 
     def step_target(self) -> float:
         """The model seconds a file step aims at now: short while probes come, longer when none
@@ -305,9 +298,8 @@ class AppState:
             if time.monotonic() >= deadline:
                 raise ModelBusy(model_id)
             time.sleep(0.02)
-        with self.model_slot(model_id, priority, max(0.05, deadline - time.monotonic())):
-            engine = self.engine(model_id)
-            return self._thread.submit(priority, gpu.run, fn, engine, *args).result()
+        with self.model(model_id, priority, max(0.05, deadline - time.monotonic())) as engine:
+            return self._thread.run(priority, gpu.run, fn, engine, *args)
 
     def _slot(self, model_id: str) -> PrioritySlots:
         with self._lock:
@@ -315,14 +307,8 @@ class AppState:
 
     @contextlib.contextmanager
     def model_slot(self, model_id: str, priority: int = INTERACTIVE, timeout: float | None = None, unless=None):
-        """Hold one of the model's concurrency slots while scoring with it (ModelBusy after
-        ``timeout`` seconds without one); yields True, or False without a slot once unless() is true.
-
-        A model that runs out of memory or hits a device (CUDA) error is unloaded before the
-        error goes on to become a message: its caches may hold half a batch, and on a GPU the
-        memory is only given back this way. The next request loads it afresh.
-        """
-        from accapp.service.messages import is_device_error, is_oom
+        """Hold one of the model's concurrency slots (ModelBusy after ``timeout`` seconds without
+        one); yields True, or False without a slot once unless() is true."""
         from accapp.service.score_file import ModelBusy
 
         slots = self._slot(model_id)
@@ -333,12 +319,30 @@ class AppState:
             raise ModelBusy(model_id)
         try:
             yield True
-        except Exception as exc:
-            if is_oom(exc) or is_device_error(exc):
-                self.unload(model_id)
-            raise
         finally:
             slots.release()
+
+    @contextlib.contextmanager
+    def model(self, model_id: str, priority: int = INTERACTIVE, timeout: float | None = None, unless=None):
+        """The model's engine (AppState.engine), in one of its slots for as long as it scores (see
+        model_slot); yields None without one once unless() is true.
+
+        A model that runs out of memory or hits a device (CUDA) error is unloaded before the
+        error goes on to become a message: its caches may hold half a batch, and on a GPU the
+        memory is only given back this way. The next request loads it afresh.
+        """
+        from accapp.service.messages import is_device_error, is_oom
+
+        with self.model_slot(model_id, priority, timeout, unless) as held:
+            if not held:
+                yield None
+                return
+            try:
+                yield self.engine(model_id)
+            except Exception as exc:
+                if is_oom(exc) or is_device_error(exc):
+                    self.pool.unload(model_id)
+                raise
 
     def _evict(self, model_id: str, wait: float = EVICT_WAIT_S) -> bool:
         """Unload a model to make room for another, once no request is using it (the pool's
@@ -352,7 +356,7 @@ class AppState:
                     return False
                 taken += 1
             log.info("unloading %s to make room (memory budget)", model_id)
-            self.unload(model_id)
+            self.pool.unload(model_id)
             return True
         finally:
             for _ in range(taken):
@@ -362,38 +366,20 @@ class AppState:
         """Where a model's results are computed (service.provenance.ran_on), or None when not loaded."""
         from accapp.service.provenance import ran_on
 
-        engine = next((e for k, e in list(self._engines.items()) if k[0] == model_id), None)
+        engine = next(iter(self.pool.held_engines(model_id)), None)
         return ran_on(engine) if engine is not None else None
 
     def loaded_models(self) -> list[dict]:
         """The models loaded now, least recently used first (id, dtype, quantization, bytes, idle_s)."""
         return self.pool.loaded()
 
-    def unload(self, model_id: str) -> None:
-        """Forget a model's engine and weights (the next request reloads them)."""
-        import gc
-
-        with self._lock:
-            for key in [k for k in self._engines if k[0] == model_id]:
-                del self._engines[key]
-        self.pool.drop(model_id)
-        gc.collect()
-        release_freed_memory()
-        try:
-            import torch
-
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-        except Exception:  # noqa: BLE001 - freeing is best effort; the reload is what matters
-            pass
-
     def preload(self, model_id: str = DEFAULT_MODEL) -> threading.Thread:
         """Load a model in the background (the app warms the default model at start)."""
 
         def run():
             try:
-                with self.model_slot(model_id):
-                    self.engine(model_id)
+                with self.model(model_id):
+                    pass  # loaded, and its engine made
             except Exception as exc:  # noqa: BLE001 - a failed warm-up is retried by the first request
                 log.warning("preloading %s failed: %s", model_id, exc)
 

@@ -21,7 +21,7 @@ import pandas as pd
 from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
-from accapp.methods import describe, descriptors, headline_methods, method_ids, parse_ids, resolve, split_stages, stage_families
+from accapp.methods import describe, descriptors, headline_methods, ids_for, method_ids, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import verdicts
@@ -33,6 +33,7 @@ from accapp.service.pairs import find_pair
 DEFAULT_BENCH_METHOD = headline_methods()
 PAIR_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id")
 RUN_KEY = ["method", "template", "variant"]
+probe_methods = ids_for  # the method ids a probe runs, checked against the model's kind (accapp.methods.ids_for)
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -51,21 +52,6 @@ def method_choices(kind: str) -> list[tuple[str, str]]:
     return [(f"{describe(i).name}  ({describe(i).family})", i) for i in method_ids(kind)]
 
 
-def probe_methods(kind: str, methods, runnable_only: bool = False) -> list[str]:
-    """The method ids a probe runs: None, 'all' or ['all'] = every method of the model kind; a
-    list or a comma-separated string otherwise. Unknown ids, or ids the kind cannot run, raise UserError;
-    runnable_only: those the kind cannot run are left out instead (all of its own where none is left)."""
-    wanted = parse_ids(methods)
-    if runnable_only:
-        wanted = [m for m in wanted or [] if m in method_ids(kind)] or None
-    if wanted is None:
-        return method_ids(kind)
-    if not wanted:
-        raise UserError("Pick at least one method.")
-    resolve(wanted, kind)
-    return wanted
-
-
 def model_spec(model):
     """The spec of a request's model (None or '' = the default model); anything but a string id is
     refused with a message here, before it reaches code that expects one."""
@@ -78,7 +64,7 @@ def model_spec(model):
 
 def check_probe(kind: str, good, bad, methods) -> list[str]:
     """Everything about a probe request that can fail without a model: methods, then both sentences."""
-    methods = probe_methods(kind, methods)
+    methods = ids_for(kind, methods)
     validate_sentence(good, "good sentence")
     validate_sentence(bad, "bad sentence")
     return methods
@@ -95,7 +81,7 @@ def language_mismatch(languages, good: str, bad: str) -> str | None:
 def probe(engine, good: str, bad: str, methods=None, language: str | None = None, words: bool = False) -> PairResult:
     """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair
     (words=True: with its words, PairResult.words)."""
-    methods = probe_methods(engine.kind, methods)
+    methods = ids_for(engine.kind, methods)
     return engine.score_pairs([engine.check_pair(good, bad)], methods, language, words=words)[0]
 
 
@@ -209,7 +195,7 @@ def probe_stages(engine, items: list[tuple]) -> list:
     groups: dict = {}
     for i, (good, bad, methods, with_words) in enumerate(items):
         try:
-            methods = probe_methods(engine.kind, methods)
+            methods = ids_for(engine.kind, methods)
             groups.setdefault((tuple(methods), bool(with_words)), []).append((i, engine.check_pair(good, bad)))
         except UserError as exc:
             out[i] = exc
@@ -396,7 +382,7 @@ def check_request(model, good, bad, methods, runnable_only: bool = False) -> Pro
     validate_sentence(good, "good sentence")
     validate_sentence(bad, "bad sentence")
     spec = model_spec(model)
-    return ProbeRequest(model or DEFAULT_MODEL, spec, good, bad, probe_methods(spec.kind, methods, runnable_only))
+    return ProbeRequest(model or DEFAULT_MODEL, spec, good, bad, ids_for(spec.kind, methods, runnable_only))
 
 
 def store_or_none():

@@ -272,7 +272,7 @@ def _prompts(engine, method, good, bad) -> list[dict]:
 
 @friendly
 def show_prompts(model_id, method, good, bad):
-    svc.probe_methods(get_spec(model_id).kind, [method])
+    svc.ids_for(get_spec(model_id).kind, [method])
     shown = get_state().with_engine(model_id, _prompts, method, good, bad)
     blocks = [f"── {i + 1}. {p['kind']} ──\n{p['text']}" for i, p in enumerate(shown)]
     return "\n\n".join(blocks) if blocks else "(this method feeds the model no extra strings)"
