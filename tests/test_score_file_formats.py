@@ -82,7 +82,7 @@ def test_long_layout_equals_wide_and_score_pairs(written, engine, monkeypatch):
     n_judgments = sum(c.endswith(": verdict") for c in wide.columns)
     assert len(scored) == n_judgments * 6 and len(long) == len(scored) + 1
     # accapp.score_pairs on the same engine: the same judgments, in the same order, the same values
-    monkeypatch.setattr(accapp.public, "_engine", lambda *a: engine)
+    monkeypatch.setattr(accapp.public, "_engine", lambda *a, **options: engine)
     ok = [(g, b) for _, g, b in ROWS if g]
     api = accapp.score_pairs(ok, MODEL, METHODS, progress=False)
     mine = scored.reset_index(drop=True)
