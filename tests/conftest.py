@@ -34,6 +34,29 @@ def climp():
 
 
 @pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """One `python app.py` for the whole session, shared by every browser and API test that can
+    share its settings (issue 33, part 4): the defaults (the `spaces` package imported where it is
+    installed, as on a Space) and the shipped results in precomputed/. Servers with other settings
+    start their own: tests/test_limits.py (a memory budget and upload limits, a tmpfs),
+    tests/test_app_api.py's second way (ACCAPP_SPACES=0, read at start), tests/test_app_browser.py
+    (the toy results folder: Explore's default model is the toy one), tests/test_unload_memory.py
+    (the resident memory of a fresh process). Stopped when the session ends: it must exit cleanly
+    and leave no temporary folder."""
+    import re
+    from pathlib import Path
+
+    from tests.ui_server import start_server
+
+    srv = start_server(tmp_path_factory.mktemp("shared-app"), {"ACCAPP_SPACES": "1"})
+    yield srv
+    srv.stop()
+    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", srv.log_tail(None))
+    assert m and srv.proc.returncode == 0, srv.log_tail()
+    assert not Path(m.group(1)).exists()  # uploads and result files removed when the app stopped
+
+
+@pytest.fixture(scope="session")
 def tiny_llama():
     """A tiny random-weight Llama with SmolLM2-135M-Instruct's tokenizer (tests/tiny_models.py)."""
     from tests import tiny_models

@@ -39,8 +39,17 @@ def engines(folders) -> dict:
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m accapp` in a process of its own: for an environment read at import (HF_HOME) and
+    for what the program as a whole prints (one line of stderr, the exit code through SystemExit)."""
     return subprocess.run([sys.executable, "-m", "accapp", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=600)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """The command line in this process through accapp.cli.main(argv) (tests/cli_in_process.py)."""
+    from tests.cli_in_process import run_cli as in_process
+
+    return in_process(*args)
 
 
 # --------------------------------------------------------------------------------- the four forms
@@ -132,14 +141,13 @@ def test_a_scored_file_gives_the_reason_in_a_column_and_its_sidecar(engines):
     assert set(meta["methods_unavailable"]) == {"yes_no_prob_comp"}
 
 
-@pytest.mark.process  # runs python -m accapp
 def test_the_cli_prints_the_reason_in_place_of_the_scores(folders):
-    out = run_cli("score", "--model", str(folders["gpt2"]), "--good", GOOD, "--bad", BAD,
-                  "--methods", "lp,yes_no_prob_comp")
+    out = cli("score", "--model", str(folders["gpt2"]), "--good", GOOD, "--bad", BAD,
+              "--methods", "lp,yes_no_prob_comp")
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith("yes_no_prob_comp"))
     assert "unavailable" in line and "'Yes' is 2 tokens" in line
-    js = run_cli("score", "--model", str(folders["gpt2"]), "--good", GOOD, "--bad", BAD, "--methods", "all", "--format", "json")
+    js = cli("score", "--model", str(folders["gpt2"]), "--good", GOOD, "--bad", BAD, "--methods", "all", "--format", "json")
     data = json.loads(js.stdout)
     assert set(data["unavailable"]) == {"yes_no_prob_comp", "ens_p_only", "ens_mix_p3", "ens_mix_l3", "ens_l_only"}
     assert "ab_prompting" in {m["method"] for m in data["methods"]}
@@ -260,15 +268,14 @@ def test_provenance_records_the_path_as_given_the_weights_sha256_and_the_convent
     assert found["used"]["languages"] == "unknown"
 
 
-@pytest.mark.process  # runs python -m accapp
 def test_bench_results_of_a_folder_model_sit_in_the_store_under_that_name(folders, tmp_path):
     from accapp.store.store import Store
 
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("good,bad\nThe dogs bark.,The dogs barks.\nShe has left.,She have left.\n", encoding="utf-8")
     model = str(folders["gpt2"])
-    out = run_cli("bench", "--model", model, "--benchmark", str(pairs), "--methods", "lp,mean_lp", "--out", str(tmp_path / "runs"),
-                  "--consolidate-to", str(tmp_path / "results"))
+    out = cli("bench", "--model", model, "--benchmark", str(pairs), "--methods", "lp,mean_lp", "--out", str(tmp_path / "runs"),
+              "--consolidate-to", str(tmp_path / "results"))
     assert out.returncode == 0, out.stderr
     store = Store(tmp_path / "results")
     assert store.models() == [model]
@@ -354,10 +361,10 @@ SMOL, GEMMA = "smollm2-135m-instruct", "gemma3-270m"
 
 
 @pytest.fixture(scope="module")
-def registry_engines():
+def registry_engines(smollm, gemma):
     from accapp.engine import build_engine
 
-    return {m: build_engine(m) for m in (SMOL, GEMMA)}
+    return {SMOL: build_engine(SMOL, lm=smollm), GEMMA: build_engine(GEMMA, lm=gemma)}  # the session's models
 
 
 def _copy_of(model_id: str) -> Path:
@@ -425,11 +432,10 @@ def test_the_memory_estimate_from_config_is_within_5_percent_of_the_real_paramet
 
 
 @pytest.mark.slow
-@pytest.mark.process
 def test_inspect_prints_the_findings_parameters_and_memory_without_loading_weights():
-    out = run_cli("models", "--inspect", str(_copy_of(SMOL)))
+    out = cli("models", "--inspect", str(_copy_of(SMOL)))
     assert out.returncode == 0, out.stderr
     assert "start token:  <|endoftext|>" in out.stdout and "variant:      instruct" in out.stdout
     assert "parameters:   134,515,008" in out.stdout and "4-bit NF4" in out.stdout and "fp32 513 MiB" in out.stdout
-    js = json.loads(run_cli("models", "--inspect", GEMMA, "--format", "json").stdout)
+    js = json.loads(cli("models", "--inspect", GEMMA, "--format", "json").stdout)
     assert js["found"]["start_token"] == js["used"]["start_token"] == "<bos>" and js["used"]["variant"] == "base"

@@ -1,6 +1,7 @@
 """The /probe and /score_file API endpoints through gradio_client, against the app in a subprocess,
-run both ways: without the `spaces` package (ACCAPP_SPACES=0: not imported) and with it imported
-off ZeroGPU, where its GPU wrapper must be a no-op (issue 31): the answers are compared, equal."""
+run both ways: without the `spaces` package (ACCAPP_SPACES=0: not imported; a server of its own,
+the setting is read at start) and with it imported off ZeroGPU (the session's shared server,
+tests/conftest.py), where its GPU wrapper must be a no-op (issue 31): the answers are compared, equal."""
 
 from __future__ import annotations
 
@@ -27,13 +28,17 @@ ANSWERS: dict[str, dict] = {}  # way -> what the same requests answered, compare
 def server(request, tmp_path_factory):
     if request.param == "with spaces" and not SPACES:
         pytest.skip("the spaces package is not installed (pip install -r requirements-dev.txt)")
-    env = {"ACCAPP_SPACES": "0" if request.param == "without spaces" else "1"}
-    srv = start_server(tmp_path_factory.mktemp("api-app"), env=env)
+    if request.param == "with spaces":  # the shared server: ACCAPP_SPACES=1, checked clean at the session's end
+        srv = request.getfixturevalue("app_server")
+        srv.way = request.param
+        yield srv
+        return
+    srv = start_server(tmp_path_factory.mktemp("api-app"), env={"ACCAPP_SPACES": "0"})
     srv.way = request.param
     yield srv
     srv.stop()
     # uploads and result files lived in a private temporary folder, removed when the app stopped
-    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", srv.log_tail(200_000))
+    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", srv.log_tail(None))
     assert m and srv.proc.returncode == 0
     assert not Path(m.group(1)).exists()
 
@@ -146,7 +151,7 @@ def test_cancelled_file_scoring_stops_midway_and_keeps_delivered_results(client,
 
     from gradio_client import handle_file
 
-    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", server.log_tail(200_000))
+    m = re.search(r"\[accapp\] uploads and result files go to (\S+)", server.log_tail(None))
     temp = Path(m.group(1))  # the app's private temp folder: uploads, results, Gradio's copies
 
     def results():  # every result file (and any half-written one) the app holds

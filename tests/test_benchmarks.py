@@ -69,8 +69,15 @@ def test_identical_blimp_pairs_are_ties_not_wins(smollm, blimp):
 
 
 def _bench(out: Path, bench_file: Path):
-    return [sys.executable, "-m", "accapp", "bench", "--model", "smollm2-135m-instruct", "--benchmark", str(bench_file),
+    return ["bench", "--model", "smollm2-135m-instruct", "--benchmark", str(bench_file),
             "--methods", "lp,in_template_lp,yes_no_prob_comp", "--out", str(out), "--batch-size", "8"]
+
+
+def _in_process(args):
+    """`python -m accapp ARGS` in this process (tests/cli_in_process.py), with one thread as OMP_NUM_THREADS=1 gave."""
+    from tests.cli_in_process import run_cli
+
+    return run_cli(*args, threads=1)
 
 
 def _units(out: Path) -> dict:
@@ -89,10 +96,11 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
 
     full = tmp_path / "full"
-    assert subprocess.run(_bench(full, bench_file), env=env, capture_output=True, timeout=600).returncode == 0
+    assert _in_process(_bench(full, bench_file)).returncode == 0
 
-    killed = tmp_path / "killed"
-    proc = subprocess.Popen(_bench(killed, bench_file), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed = tmp_path / "killed"  # a process of its own: it is killed
+    proc = subprocess.Popen([sys.executable, "-m", "accapp", *_bench(killed, bench_file)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
     while time.time() < deadline and not list(killed.rglob("*.parquet")):
         time.sleep(0.05)
@@ -101,7 +109,7 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
     partial = _units(killed)  # every file that exists is whole (readable) after a kill
     assert 0 < len(partial) < len(_units(full))
 
-    again = subprocess.run(_bench(killed, bench_file), env=env, capture_output=True, text=True, timeout=600)
+    again = _in_process(_bench(killed, bench_file))
     assert again.returncode == 0, again.stderr
     a, b = _units(full), _units(killed)
     assert a.keys() == b.keys()
@@ -111,12 +119,11 @@ def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
         pd.testing.assert_frame_equal(a[key], b[key], check_exact=False, atol=1e-4, rtol=0)
         assert a[key]["correct"].tolist() == b[key]["correct"].tolist()
 
-    third = subprocess.run(_bench(killed, bench_file), env=env, capture_output=True, text=True, timeout=600)
+    third = _in_process(_bench(killed, bench_file))
     assert "units written: 0" in third.stdout  # resumable: nothing left to do
 
 
 @pytest.mark.slow
-@pytest.mark.process
 def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     """runs/ is not committed: a new machine resumes from the consolidated file alone. A run of
     more pairs for fewer methods merges into it; the manifest says how many pairs each method has.
@@ -130,14 +137,13 @@ def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
             rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para},{i}")
     bench_file = tmp_path / "toy.csv"
     bench_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     runs, shipped = tmp_path / "runs", tmp_path / "shipped"
 
     def bench(n, methods, file=bench_file, consolidate=True):
-        cmd = [sys.executable, "-m", "accapp", "bench", "--model", "smollm2-135m-instruct", "--benchmark", str(file),
+        cmd = ["bench", "--model", "smollm2-135m-instruct", "--benchmark", str(file),
                "--methods", methods, "--per-paradigm", str(n), "--out", str(runs), "--batch-size", "8"]
         cmd += ["--consolidate-to", str(shipped)] if consolidate else []
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        out = _in_process(cmd)
         assert out.returncode == 0, out.stderr[-2000:]
         return out.stdout
 

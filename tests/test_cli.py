@@ -1,23 +1,23 @@
-"""The command line, run as a user would: real processes, real models."""
+"""The command line as a user runs it, real models: in this process through accapp.cli.main(argv)
+(tests/cli_in_process.py), exit code, stdout and stderr as the shell sees them. `python -m accapp`
+itself, in a process of its own, is run by tests/test_any_model.py (a refusal, one line, exit 2)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-SCORE = [sys.executable, "-m", "accapp", "score"]
+from tests.cli_in_process import run_cli
+
+SCORE = ["score"]
 CASSEROLE = ["--good", "These casseroles disgust Kayla.", "--bad", "These casseroles disgusts Kayla."]
 
-pytestmark = pytest.mark.process  # every test runs python -m accapp
 
-
-def run(args, timeout=600):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+def run(args):
+    return run_cli(*args)
 
 
 def test_models_lists_registry():
-    out = run([sys.executable, "-m", "accapp", "models", "--format", "json"])
+    out = run(["models", "--format", "json"])
     assert out.returncode == 0
     ids = {m["id"] for m in json.loads(out.stdout)}
     assert {"smollm2-135m-instruct", "gemma3-270m", "qwen2.5-1.5b-instruct", "llama-3-8b-instruct"} <= ids

@@ -1,6 +1,7 @@
 """Explore links in headless Chromium (issue 19, items 1 and 5): a link with a query string, opened in a
 fresh page, restores the selection and shows the bootstrap intervals; the URL follows the selection;
-a CSV downloads. The app runs in a subprocess on loopback over the shipped results.
+a CSV downloads. The app runs in a subprocess on loopback over the shipped results (the session's
+shared server, tests/conftest.py).
 
 The screenshot of the Explore tab with its intervals goes to test-artifacts/explore-intervals.png.
 """
@@ -12,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.ui_server import CHROMIUM, ROOT, launch_browser, screenshot, start_server
+from tests.ui_server import CHROMIUM, ROOT, launch_browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)"),
@@ -25,10 +26,8 @@ TIMEOUT_MS = 240_000
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_server(tmp_path_factory.mktemp("explore-app"), {"ACCAPP_PRELOAD": "0"})  # no model needed here
-    yield srv
-    srv.stop()
+def server(app_server):
+    return app_server
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,17 @@ import pytest
 
 from accapp.service import gallery as data
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+from tests.ui_server import CHROMIUM, launch_browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def page(app_server):  # the session's shared server (tests/conftest.py)
     from playwright.sync_api import sync_playwright
 
-    srv = start_server(tmp_path_factory.mktemp("gallery-app"))
+    srv = app_server
     with sync_playwright() as p:
         browser = launch_browser(p)
         pg = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -28,7 +28,6 @@ def page(tmp_path_factory):
         pg.wait_for_selector("#probe-run")
         yield pg
         browser.close()
-    srv.stop()
 
 
 def test_gallery_cards_projection_and_try_it(page):

@@ -3,8 +3,6 @@ file path: each is scored, or refused with the documented message; never another
 
 import io
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -51,13 +49,14 @@ def test_engine_scores_or_refuses_each_input(engine, label, sentence, refused):
 
 
 @pytest.mark.slow
-@pytest.mark.process
 def test_cli_emoji_scored_and_bidi_override_refused():
-    base = [sys.executable, "-m", "accapp", "score", "--methods", "lp", "--format", "json"]
-    ok = subprocess.run(base + ["--good", "The dog 🐶 barks.", "--bad", "The dog 🐶 bark."], capture_output=True, text=True, timeout=600)
+    from tests.cli_in_process import run_cli  # python -m accapp, in this process (main(argv))
+
+    base = ["score", "--methods", "lp", "--format", "json"]
+    ok = run_cli(*base, "--good", "The dog 🐶 barks.", "--bad", "The dog 🐶 bark.")
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert json.loads(ok.stdout)["good"] == "The dog 🐶 barks."
-    bad = subprocess.run(base + ["--good", "The dog \u202ekrab.", "--bad", "x"], capture_output=True, text=True, timeout=600)
+    bad = run_cli(*base, "--good", "The dog \u202ekrab.", "--bad", "x")
     assert bad.returncode == 2 and "control character" in bad.stderr and "Traceback" not in bad.stderr
 
 

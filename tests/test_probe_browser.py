@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+from tests.ui_server import CHROMIUM, launch_browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -21,10 +21,8 @@ BA = ("有个学生的最好的朋友把坡卖了。", "有个学生的最好的
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_server(tmp_path_factory.mktemp("probe-app"))  # the shipped results in precomputed/
-    yield srv
-    srv.stop()
+def server(app_server):
+    return app_server  # the session's shared server (tests/conftest.py): the shipped results in precomputed/
 
 
 @pytest.fixture(scope="module")
@@ -158,4 +156,4 @@ def test_phone_layout(browser, server):
 
 
 def test_server_log_has_no_traceback(server):
-    assert "Traceback" not in server.log_tail(200_000)
+    assert "Traceback" not in server.log_tail(None)

@@ -204,35 +204,30 @@ def test_malformed_uploads_give_a_message_and_no_file(app, tmp_path):
 
 
 @pytest.mark.process
-def test_api_endpoints_layouts_and_every_file(tmp_path_factory, upload):
-    """/score_file as before (three inputs: the wide CSV), with layout='long', and /score_file_all."""
+def test_api_endpoints_layouts_and_every_file(app_server, upload):
+    """/score_file as before (three inputs: the wide CSV), with layout='long', and /score_file_all,
+    on the session's shared server (tests/conftest.py)."""
     from gradio_client import Client, handle_file
 
-    from tests.ui_server import start_server
-
-    srv = start_server(tmp_path_factory.mktemp("formats-app"))
-    try:
-        client = Client(srv.url, verbose=False)
-        assert {"/score_file", "/score_file_all"} <= set(client.view_api(print_info=False, return_format="dict")
-                                                         ["named_endpoints"])
-        wide = _read(client.predict(handle_file(str(upload)), MODEL, ["lp"], api_name="/score_file"))
-        assert len(wide) == len(ROWS) and "lp: verdict" in wide.columns
-        long = _read(client.predict(handle_file(str(upload)), MODEL, ["lp", "mean_lp"], "long",
-                                    api_name="/score_file"))
-        assert len(long) == 2 * 6 + 1 and {"method", "score_good", "prediction"} <= set(long.columns)
-        files = client.predict(handle_file(str(upload)), MODEL, ["lp"], "wide", True, api_name="/score_file_all")
-        names = [Path(p).name for p in files]
-        assert names[0].endswith(f"-scored-{MODEL}.csv") and any(n.endswith("-tokens.csv") for n in names)
-        assert any(n.endswith("-phenomena.csv") for n in names) and any(n.endswith(".meta.json") for n in names)
-        meta = json.loads(Path(next(p for p in files if p.endswith(".meta.json"))).read_text())
-        assert meta["provenance"]["model_id"] == MODEL and meta["rows_failed"] == 1
-    finally:
-        srv.stop()
+    client = Client(app_server.url, verbose=False)
+    assert {"/score_file", "/score_file_all"} <= set(client.view_api(print_info=False, return_format="dict")
+                                                     ["named_endpoints"])
+    wide = _read(client.predict(handle_file(str(upload)), MODEL, ["lp"], api_name="/score_file"))
+    assert len(wide) == len(ROWS) and "lp: verdict" in wide.columns
+    long = _read(client.predict(handle_file(str(upload)), MODEL, ["lp", "mean_lp"], "long",
+                                api_name="/score_file"))
+    assert len(long) == 2 * 6 + 1 and {"method", "score_good", "prediction"} <= set(long.columns)
+    files = client.predict(handle_file(str(upload)), MODEL, ["lp"], "wide", True, api_name="/score_file_all")
+    names = [Path(p).name for p in files]
+    assert names[0].endswith(f"-scored-{MODEL}.csv") and any(n.endswith("-tokens.csv") for n in names)
+    assert any(n.endswith("-phenomena.csv") for n in names) and any(n.endswith(".meta.json") for n in names)
+    meta = json.loads(Path(next(p for p in files if p.endswith(".meta.json"))).read_text())
+    assert meta["provenance"]["model_id"] == MODEL and meta["rows_failed"] == 1
 
 
 @pytest.mark.process
 @pytest.mark.browser
-def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(tmp_path_factory, upload):
+def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(app_server, tmp_path_factory, upload):
     """In headless Chromium: the long layout and the tokens box, the downloads (result CSV first,
     then tokens, phenomena, sidecar) and the table by phenomenon."""
     from urllib.parse import unquote
@@ -241,44 +236,40 @@ def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(tmp_path_factory,
 
     from tests.test_app_browser import table_rows
     from tests.test_app_browser import upload as attach
-    from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+    from tests.ui_server import CHROMIUM, launch_browser, screenshot
 
     if not Path(CHROMIUM).exists():
         pytest.skip("needs /usr/bin/chromium (scripts/setup-browser.sh)")
-    srv = start_server(tmp_path_factory.mktemp("formats-browser"))
-    try:
-        with sync_playwright() as p:
-            browser = launch_browser(p)
-            page = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
-            page.set_default_timeout(240_000)
-            page.goto(srv.url)
-            page.get_by_role("tab", name="Score a file").click()
-            page.wait_for_selector("#file-run", state="visible")
-            attach(page, "#file-upload", upload)
-            for method in ("in_template_lp", "yes_no_prob_comp", "pen_lp"):  # LP and MeanLP: quick
-                page.click(f"#file-methods input[name={method}]")
-            page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 2")
-            page.click("#file-layout input[value=long]")
-            page.click("#file-tokens input[type=checkbox]")
-            page.click("#file-run")
-            page.wait_for_function("() => document.querySelectorAll('#file-result a').length >= 4")
-            page.wait_for_function("() => (document.querySelector('#file-summary')?.innerText || '').includes('Scored ')")
-            assert "Scored 6 of 7 rows" in page.inner_text("#file-summary")
-            hrefs = page.eval_on_selector_all("#file-result a", "as => as.map(a => a.getAttribute('href'))")
-            names = [unquote(h).rsplit("/", 1)[-1] for h in hrefs]
-            assert names[0].endswith("-long.csv") and names[1].endswith("-tokens.csv")
-            assert names[2].endswith("-phenomena.csv") and names[3].endswith(".meta.json")
-            page.wait_for_function("() => document.querySelectorAll('#file-phenomena [role=gridcell]').length > 0")
-            rows = table_rows(page, "file-phenomena")
-            assert [r[0] for r in rows] == ["agreement", "wh", "npi"] and [r[1] for r in rows] == ["2", "2", "2"]
-            out = tmp_path_factory.mktemp("downloads")
-            with page.expect_download() as info:
-                page.locator("#file-result a").nth(3).click()
-            info.value.save_as(out / "meta.json")
-            meta = json.loads((out / "meta.json").read_text())
-            assert meta["format"] == "long" and meta["provenance"]["model_id"] == MODEL
-            assert meta["input"]["sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
-            screenshot(page, "score-file-formats.png")
-            browser.close()
-    finally:
-        srv.stop()
+    with sync_playwright() as p:
+        browser = launch_browser(p)
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
+        page.set_default_timeout(240_000)
+        page.goto(app_server.url)  # the session's shared server (tests/conftest.py)
+        page.get_by_role("tab", name="Score a file").click()
+        page.wait_for_selector("#file-run", state="visible")
+        attach(page, "#file-upload", upload)
+        for method in ("in_template_lp", "yes_no_prob_comp", "pen_lp"):  # LP and MeanLP: quick
+            page.click(f"#file-methods input[name={method}]")
+        page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 2")
+        page.click("#file-layout input[value=long]")
+        page.click("#file-tokens input[type=checkbox]")
+        page.click("#file-run")
+        page.wait_for_function("() => document.querySelectorAll('#file-result a').length >= 4")
+        page.wait_for_function("() => (document.querySelector('#file-summary')?.innerText || '').includes('Scored ')")
+        assert "Scored 6 of 7 rows" in page.inner_text("#file-summary")
+        hrefs = page.eval_on_selector_all("#file-result a", "as => as.map(a => a.getAttribute('href'))")
+        names = [unquote(h).rsplit("/", 1)[-1] for h in hrefs]
+        assert names[0].endswith("-long.csv") and names[1].endswith("-tokens.csv")
+        assert names[2].endswith("-phenomena.csv") and names[3].endswith(".meta.json")
+        page.wait_for_function("() => document.querySelectorAll('#file-phenomena [role=gridcell]').length > 0")
+        rows = table_rows(page, "file-phenomena")
+        assert [r[0] for r in rows] == ["agreement", "wh", "npi"] and [r[1] for r in rows] == ["2", "2", "2"]
+        out = tmp_path_factory.mktemp("downloads")
+        with page.expect_download() as info:
+            page.locator("#file-result a").nth(3).click()
+        info.value.save_as(out / "meta.json")
+        meta = json.loads((out / "meta.json").read_text())
+        assert meta["format"] == "long" and meta["provenance"]["model_id"] == MODEL
+        assert meta["input"]["sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
+        screenshot(page, "score-file-formats.png")
+        browser.close()

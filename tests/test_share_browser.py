@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+from tests.ui_server import CHROMIUM, launch_browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -32,10 +32,8 @@ FIGURE_JS = """sel => { const p = document.querySelector(sel + ' .js-plotly-plot
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_server(tmp_path_factory.mktemp("share-app"))
-    yield srv
-    srv.stop()
+def server(app_server):
+    return app_server  # the session's shared server (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -208,4 +206,4 @@ def test_a_hostile_link_gets_a_message(browser, server):
 
 
 def test_server_log_has_no_traceback(server):
-    assert "Traceback" not in server.log_tail(200_000)
+    assert "Traceback" not in server.log_tail(None)

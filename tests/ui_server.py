@@ -1,7 +1,8 @@
 """Start the app in a subprocess on a free loopback port, for the browser and API tests.
 
-One server per test module (a module-scoped fixture calls :func:`start_server`); it is
-stopped, and its temporary folders removed, when the module is done.
+Most tests share one server for the whole session (the ``app_server`` fixture in
+tests/conftest.py); a module whose server needs other settings starts its own with
+:func:`start_server` and stops it, its temporary folders removed, when the module is done.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ class Server:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
 
-    def log_tail(self, n: int = 4000) -> str:
+    def log_tail(self, n: int | None = 4000) -> str:
+        """The log's last n characters; n=None: all of it (a shared server's log holds every test's lines)."""
         try:
-            return self.log.read_text(encoding="utf-8", errors="replace")[-n:]
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+            return text[-n:] if n else text
         except OSError:
             return ""
 
