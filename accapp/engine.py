@@ -128,7 +128,7 @@ class Engine:
 
     def check_pair(self, good, bad, meta: dict | None = None) -> Pair:
         """The one check every entry point (CLI, app, API, runner) puts a pair through."""
-        return Pair(self.check_sentence(good, "good sentence"), self.check_sentence(bad, "bad sentence"), meta or {})
+        return Pair(self.check_sentence(good, "acceptable sentence"), self.check_sentence(bad, "unacceptable sentence"), meta or {})
 
     def check_pairs(self, rows) -> tuple[list[tuple[object, Pair]], dict[object, str]]:
         """check_pair over many rows, each (key, good, bad, meta): ([(key, Pair)] of those that

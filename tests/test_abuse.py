@@ -54,8 +54,8 @@ def test_an_error_names_a_few_unknown_ids_and_counts_the_rest():
 @pytest.mark.parametrize("good, bad, model, methods, message", [
     (GOOD, BAD, [MODEL], ["lp"], "The model must be a model id .* not a list"),
     (GOOD, BAD, {"id": MODEL}, ["lp"], "not a dict"),
-    (["a"], BAD, MODEL, ["lp"], "The good sentence must be text, not a list"),
-    (GOOD, None, MODEL, ["lp"], "The bad sentence is missing"),
+    (["a"], BAD, MODEL, ["lp"], "The acceptable sentence must be text, not a list"),
+    (GOOD, None, MODEL, ["lp"], "The unacceptable sentence is missing"),
     (GOOD, BAD, MODEL, 5, "Methods must be a list of method ids"),
     (GOOD, BAD, MODEL, {"lp": 1}, "Methods must be a list of method ids"),
 ], ids=["model-list", "model-dict", "good-list", "bad-none", "methods-int", "methods-dict"])

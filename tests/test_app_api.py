@@ -107,7 +107,7 @@ def test_probe_chosen_methods_and_concurrent_requests(client):
 def test_probe_errors_are_messages(client):
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError, match="bad sentence is empty"):
+    with pytest.raises(AppError, match="unacceptable sentence is empty"):
         client.predict(GOOD, "  ", api_name="/probe")
     with pytest.raises(AppError, match="Unknown method"):
         client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp", "nope"], api_name="/probe")
@@ -127,7 +127,7 @@ def test_score_file(client, server, tmp_path):
     out = client.predict(handle_file(str(path)), "smollm2-135m-instruct", ["lp", "mean_lp"], api_name="/score_file")
     df = pd.read_csv(out, keep_default_na=False)
     assert len(df) == 4 and list(df["row"]) == [1, 2, 3, 4]
-    assert df["error"].tolist()[2].startswith("The good sentence is empty") and (df["error"] != "").sum() == 1
+    assert df["error"].tolist()[2].startswith("The acceptable sentence is empty") and (df["error"] != "").sum() == 1
     assert df.loc[0, "lp: verdict"] == "good"
     assert {"lp: score_good", "lp: score_bad", "mean_lp: verdict", "majority_verdict"} <= set(df.columns)
     _same_both_ways("score_file", server.way, Path(out).read_bytes())

@@ -170,7 +170,7 @@ def test_errors_show_as_messages(page):
     textbox(page, "probe-good").fill("   ")
     page.click("#probe-run")
     page.wait_for_function("() => (document.querySelector('#probe-status')?.innerText || '')"
-                           ".includes('The good sentence is empty: type a sentence.')")
+                           ".includes('The acceptable sentence is empty: type a sentence.')")
     assert "Nothing scored" in page.inner_text("#probe-status")
     assert page.inner_text("#probe-summary").strip() == ""  # the old answer is gone, not left to mislead
     assert page.locator("#probe-votes table").count() == 0
@@ -232,7 +232,7 @@ def test_score_a_file(page, tmp_path):
     info.value.save_as(saved)
     out = pd.read_csv(saved, keep_default_na=False)
     assert len(out) == 20 and (out["error"] != "").sum() == 2
-    assert out.loc[4, "error"].startswith("The good sentence is empty") and "450 characters" in out.loc[11, "error"]
+    assert out.loc[4, "error"].startswith("The acceptable sentence is empty") and "450 characters" in out.loc[11, "error"]
     assert {"lp: verdict", "mean_lp: verdict", "pen_lp: verdict"} <= set(out.columns)
     assert "in_template_lp [1]: verdict" not in out.columns
     screenshot(page, "score-file.png")

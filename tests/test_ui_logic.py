@@ -40,7 +40,7 @@ class FakeEngine:
         self.fail_on, self.exc, self.calls = fail_on, exc, 0
 
     def check_pair(self, good, bad, meta=None):
-        return Pair(validate_sentence(good, "good sentence"), validate_sentence(bad, "bad sentence"), meta or {})
+        return Pair(validate_sentence(good, "acceptable sentence"), validate_sentence(bad, "unacceptable sentence"), meta or {})
 
     check_pairs = Engine.check_pairs  # the real loop over rows, on the fake's check_pair
 
@@ -150,7 +150,7 @@ def test_probe_methods_are_checked_before_any_model():
         svc.probe_methods("causal", [])
     with pytest.raises(UserError, match="need a masked LM"):
         svc.check_probe("causal", "a", "b", ["pll_original"])
-    with pytest.raises(UserError, match="bad sentence is empty"):
+    with pytest.raises(UserError, match="unacceptable sentence is empty"):
         svc.check_probe("causal", "a", " ", ["lp"])
     result = svc.probe(FakeEngine(), "The dogs bark.", "The dogs barks.", "lp")
     out = svc.probe_json("m", result)
@@ -232,7 +232,7 @@ def test_probe_errors_are_messages_and_clear_old_results(app_state):
         assert "Nothing scored" in out["status"] and "Traceback" not in out["status"]
         return out["status"]
 
-    assert "good sentence is empty" in error_of("   ", "The dogs barks.", DEFAULT_MODEL, ["lp"])
+    assert "acceptable sentence is empty" in error_of("   ", "The dogs barks.", DEFAULT_MODEL, ["lp"])
     assert "Pick at least one method" not in error_of("a" * 401, "b", DEFAULT_MODEL, ["lp"])
     assert "401 characters long; the limit is 400" in error_of("a" * 401, "b", DEFAULT_MODEL, ["lp"])
     assert "Unknown model" in error_of("a", "b", "no-such-model", ["lp"])
@@ -274,7 +274,7 @@ def test_probe_api_is_json(app_state):
     assert out["reliability"]["lp"]["pairs"] == 8 and out["reliability_benchmark"] == "blimp"
     assert {f["family"] for f in out["families"]} == {"sentence probability"}
     assert probe.probe_api("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, "lp,mean_lp")["good"] == "The dogs bark."
-    with pytest.raises(gr.Error, match="bad sentence is empty"):
+    with pytest.raises(gr.Error, match="unacceptable sentence is empty"):
         probe.probe_api("The dogs bark.", "")
 
 
@@ -606,3 +606,21 @@ def test_status_line_says_how_many_pairs_each_method_has(app_state, toy_dir):
     man["per_paradigm_by_method"] = {"lp": 10}
     path.write_text(json.dumps(man))
     assert "at least 10 pairs per paradigm for every method (" in explore.status_html("blimp", TOY)
+
+
+def test_identical_sentences_warning_comes_before_the_votes_and_says_why():
+    """Issue 34 item 7: for identical sentences the warning comes first, and the votes' summary gives the
+    right reason for the missing votes (every score ties), not a disagreement of templates."""
+    from accapp.ui import probe_view
+
+    def report(good, bad, warnings):
+        return {"model": "m", "good": good, "bad": bad, "warnings": warnings,
+                "agreement": {"verdict": "tie", "good": 0, "bad": 0, "none": 3, "not_voting": 0},
+                "families": [{"family": "sentence probability", "good": 0, "bad": 0, "none": 3, "not_voting": 0}]}
+
+    warn = "The two sentences are identical: every method can only tie, and no verdict means anything."
+    shown = probe_view.headline_html(report("The dog barks.", "The dog barks.", [warn]))
+    assert shown.index("acc-warning") < shown.index("acc-agree")
+    assert "identical, so every score ties" in shown and "answer orders disagree" not in shown
+    other = probe_view.headline_html(report("The dog barks.", "The dog bark.", []))
+    assert "a tie, or their templates or answer orders disagree" in other

@@ -128,8 +128,8 @@ def cmd_score(args) -> int:
     from accapp.methods import resolve
 
     resolve(args.methods, model_kind(args))  # fail fast on bad input, before loading a model
-    validate_sentence(args.good, "good sentence")
-    validate_sentence(args.bad, "bad sentence")
+    validate_sentence(args.good, "acceptable sentence")
+    validate_sentence(args.bad, "unacceptable sentence")
     engine = engine_from_args(args)
     result = engine.score_pair(args.good, args.bad, args.methods, args.language)
     unavailable = result.unavailable  # methods the model cannot run, each with its reason, in place of its scores

@@ -422,7 +422,7 @@ def ensemble_intervals(sel: Selection, ours: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([ours.reset_index(drop=True), pd.DataFrame(rows).reset_index(drop=True)], axis=1)
 
 
-AB_ORDERS = {"good=A": "good sentence is A", "good=B": "good sentence is B", "both": "both orders"}
+AB_ORDERS = {"good=A": "acceptable sentence is A", "good=B": "acceptable sentence is B", "both": "both orders"}
 
 
 def ab_frames(sel: Selection, sink: dict | None = None):

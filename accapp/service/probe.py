@@ -65,8 +65,8 @@ def model_spec(model):
 def check_probe(kind: str, good, bad, methods) -> list[str]:
     """Everything about a probe request that can fail without a model: methods, then both sentences."""
     methods = ids_for(kind, methods)
-    validate_sentence(good, "good sentence")
-    validate_sentence(bad, "bad sentence")
+    validate_sentence(good, "acceptable sentence")
+    validate_sentence(bad, "unacceptable sentence")
     return methods
 
 
@@ -379,8 +379,8 @@ def check_request(model, good, bad, methods, runnable_only: bool = False) -> Pro
     """Both sentences, the model (a string id; None or '' = the default), then the methods for its kind.
     runnable_only (the Probe tab, where two models may differ in kind): of the methods, those the model
     can run, or all of its own where it can run none."""
-    validate_sentence(good, "good sentence")
-    validate_sentence(bad, "bad sentence")
+    validate_sentence(good, "acceptable sentence")
+    validate_sentence(bad, "unacceptable sentence")
     spec = model_spec(model)
     return ProbeRequest(model or DEFAULT_MODEL, spec, good, bad, ids_for(spec.kind, methods, runnable_only))
 

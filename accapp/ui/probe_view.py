@@ -160,19 +160,21 @@ def headline_html(report: dict | None, status: str = "") -> str:
              f"<div class='acc-verdict'>{esc(text)}</div>",
              f"<div class='acc-pair'><span class='g'>✓ {esc(report['good'])}</span><br>"
              f"<span class='b'>✗ {esc(report['bad'])}</span></div>"]
+    for w in report.get("warnings") or []:  # first: a warning can say why the votes below mean little
+        parts.append(f"<div class='acc-warning'>⚠ {esc(w)}</div>")
     fams = report.get("families") or []
     if fams:
         a = report["agreement"]
         voting = a["good"] + a["bad"] + a["none"]
         summary = f"One vote per method: {a['good']} of {voting} prefer the acceptable sentence, {a['bad']} the unacceptable one"
         if a["none"]:
-            summary += f", {a['none']} cast no vote (their templates or answer orders disagree)"
+            why = ("the two sentences are identical, so every score ties" if report["good"].strip() == report["bad"].strip()
+                   else "a tie, or their templates or answer orders disagree")
+            summary += f", {a['none']} cast no vote ({why})"
         if a["not_voting"]:
             summary += f"; {_count(a['not_voting'], 'method')} unreliable for this model did not vote"
         items = "".join(f"<li><b>{esc(family_title(f['family']))}</b>: {family_line(f)}</li>" for f in fams)
         parts.append(f"<div class='acc-agree'>{esc(summary)}.</div><ul class='acc-families'>{items}</ul>")
-    for w in report.get("warnings") or []:
-        parts.append(f"<div class='acc-warning'>⚠ {esc(w)}</div>")
     if status:
         parts.append(status)
     return note("".join(parts), kind)
