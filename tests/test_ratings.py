@@ -1,0 +1,134 @@
+"""Human ratings beside the model (accapp/analysis/ratings.py): the correlations and their intervals
+equal scipy's on the same numbers; z-scoring within participants on a hand-made table; the human
+majority; r by bins of meaning distance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from accapp.analysis import ratings as R
+from accapp.errors import UserError
+
+
+def _numbers(n=40, seed=1):
+    rng = np.random.default_rng(seed)
+    human = rng.normal(size=n)
+    model = 0.6 * human + rng.normal(scale=0.8, size=n)
+    return model, human
+
+
+def test_correlation_equals_scipy():
+    model, human = _numbers()
+    r = R.correlation(model, human)
+    assert r["pairs"] == 40
+    assert r["pearson_r"] == pytest.approx(stats.pearsonr(model, human).statistic, abs=1e-12)
+    assert r["pearson_p"] == pytest.approx(stats.pearsonr(model, human).pvalue, rel=1e-9)
+    assert r["spearman_r"] == pytest.approx(stats.spearmanr(model, human).statistic, abs=1e-12)
+    assert r["spearman_p"] == pytest.approx(stats.spearmanr(model, human).pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("which,fn", [("pearson", lambda x, y: stats.pearsonr(x, y).statistic),
+                                      ("spearman", lambda x, y: stats.spearmanr(x, y).statistic)])
+def test_interval_equals_scipy_bootstrap(which, fn):
+    """The vectorised statistics resample exactly as scipy.stats.bootstrap does with scipy's own
+    (unvectorised) pearsonr / spearmanr, from the same seed."""
+    model, human = _numbers()
+    r = R.correlation(model, human, n_resamples=500, seed=3)
+    ref = stats.bootstrap((model, human), fn, paired=True, vectorized=False, n_resamples=500, method="percentile",
+                          random_state=np.random.default_rng(3)).confidence_interval
+    assert r[f"{which}_low"] == pytest.approx(ref.low, abs=1e-10)
+    assert r[f"{which}_high"] == pytest.approx(ref.high, abs=1e-10)
+    assert r[f"{which}_low"] < r[f"{which}_r"] < r[f"{which}_high"]
+
+
+def test_correlation_drops_missing_and_refuses_too_few():
+    model, human = _numbers(10)
+    model[0] = np.nan
+    human[1] = np.inf
+    r = R.correlation(model, human, n_resamples=50)
+    assert r["pairs"] == 8
+    assert r["pearson_r"] == pytest.approx(stats.pearsonr(model[2:], human[2:]).statistic)
+    assert np.isnan(R.correlation([1.0, 2.0], [1.0, 3.0])["pearson_r"])
+    assert np.isnan(R.correlation([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])["pearson_r"])  # the model never varies
+
+
+def test_zscore_within_participants_by_hand():
+    # p1 rates 1, 4, 7: mean 4, sd 3 -> -1, 0, 1; p2 rates 2, 2, 5: mean 3, sd sqrt(3); p3 never varies.
+    t = pd.DataFrame({"participant": ["p1", "p1", "p1", "p2", "p2", "p2", "p3", "p3"],
+                      "rating": [1, 4, 7, 2, 2, 5, 6, 6]})
+    z = R.zscore_within(t)
+    s3 = np.sqrt(3)
+    assert z.iloc[:6].tolist() == pytest.approx([-1, 0, 1, -1 / s3, -1 / s3, 2 / s3])
+    assert z.iloc[6:].isna().all()
+
+
+def test_human_pairs_from_participants_by_hand():
+    """Two participants rate two pairs' four sentences (7-point Likert). By hand:
+    p1: A=7, a=1, B=5, b=3 -> mean 4, sd sqrt(20/3): A=+1.1619, a=-1.1619, B=+0.3873, b=-0.3873.
+    p2: A=6, a=2, B=6, b=6 -> mean 5, sd 2: A=+0.5, a=-1.5, B=+0.5, b=+0.5.
+    Pair 1 delta = mean(1.1619, 0.5) - mean(-1.1619, -1.5) = 2.1619; pair 2 = 0.4436 - 0.0564 = 0.3873."""
+    rows = [("p1", "A", "a", 7, 1), ("p1", "B", "b", 5, 3), ("p2", "A", "a", 6, 2), ("p2", "B", "b", 6, 6)]
+    t = pd.DataFrame(rows, columns=["participant", "good", "bad", "rating_good", "rating_bad"])
+    h = R.human_pairs(t)
+    assert h[["good", "bad"]].values.tolist() == [["A", "a"], ["B", "b"]]
+    sd1 = np.sqrt(20 / 3)
+    za = [(7 - 4) / sd1, 0.5]
+    zb_bad = [(3 - 4) / sd1, 0.5]
+    assert h["rating_good"].iloc[0] == pytest.approx(np.mean(za))
+    assert h["human_delta"].iloc[0] == pytest.approx(np.mean(za) - np.mean([(1 - 4) / sd1, -1.5]))
+    assert h["human_delta"].iloc[1] == pytest.approx(np.mean([(5 - 4) / sd1, 0.5]) - np.mean(zb_bad))
+    assert h["human_delta"].tolist() == pytest.approx([2.16190, 0.38730], abs=1e-4)
+    assert h["participants"].tolist() == [2, 2]
+    assert h["human_source"].iloc[0] == "ratings z-scored within participants"
+
+
+def test_human_pairs_other_inputs():
+    t = pd.DataFrame({"good": ["A", "B", "A"], "bad": ["a", "b", "a"], "rating_good": [6, 5, 4], "rating_bad": [2, 5, 2]})
+    h = R.human_pairs(t)
+    assert h["human_delta"].tolist() == [3.0, 0.0]  # the repeated pair averaged: (4 + 2) / 2
+    d = R.human_pairs(pd.DataFrame({"good": ["A"], "bad": ["a"], "human_delta": [1.5], "fc_good": [0.75]}))
+    assert d["human_delta"].tolist() == [1.5] and d["fc_good"].tolist() == [0.75]
+    f = R.human_pairs(pd.DataFrame({"good": ["A", "B"], "bad": ["a", "b"], "fc_good": [0.9, 0.2]}))
+    assert f["human_delta"].tolist() == pytest.approx([0.4, -0.3])
+    with pytest.raises(UserError, match="share"):
+        R.human_pairs(pd.DataFrame({"good": ["A"], "bad": ["a"], "fc_good": [75]}))
+    with pytest.raises(UserError, match="No human ratings"):
+        R.human_pairs(pd.DataFrame({"good": ["A"], "bad": ["a"]}))
+
+
+def test_majority_accuracy():
+    model = [1.0, -2.0, 0.5, 0.0, 3.0]
+    human = [1.0, -1.0, -0.5, 2.0, 0.0]  # humans prefer bad in pairs 2 and 3; pair 5 is split
+    a = R.majority_accuracy(model, human)
+    assert a["accuracy_labels"] == pytest.approx(60.0)  # pairs 1, 3, 5 prefer good; the tie (pair 4) is wrong
+    assert a["human_pairs"] == 4 and a["human_ties"] == 1
+    assert a["accuracy_humans"] == pytest.approx(50.0)  # agrees on pairs 1 and 2, not on 3 (model good) or 4 (tie)
+    assert a["humans_agree_with_labels"] == pytest.approx(50.0)
+    assert a["human_majority_from"] == "ratings"
+    # a forced choice decides the majority where there is one: 0.4 < 0.5 -> humans chose bad in pair 1
+    b = R.majority_accuracy(model, human, fc_good=[0.4, 0.1, 0.3, 0.9, 0.5])
+    assert b["human_pairs"] == 4 and b["accuracy_humans"] == pytest.approx(25.0)  # only pair 2
+    assert b["human_majority_from"] == "forced choice"
+
+
+def test_by_distance_bins():
+    rng = np.random.default_rng(0)
+    n = 200
+    d = np.linspace(0, 1, n)
+    human = rng.normal(size=n)
+    model = np.where(d < 0.5, human + rng.normal(scale=0.1, size=n), rng.normal(size=n))  # aligned only when near
+    t = R.by_distance(model, human, d, bins=4, n_resamples=100)
+    assert t["bin"].tolist() == [1, 2, 3, 4] and t["pairs"].tolist() == [50, 50, 50, 50]
+    first = slice(0, 50)
+    assert t["pearson_r"].iloc[0] == pytest.approx(stats.pearsonr(model[first], human[first]).statistic)
+    assert t["pearson_r"].iloc[0] > 0.9 and abs(t["pearson_r"].iloc[3]) < 0.4
+    assert (t["distance_low"].diff().dropna() > 0).all()
+
+
+def test_cosine_distance():
+    a = np.array([[1.0, 0.0], [1.0, 1.0]])
+    b = np.array([[0.0, 2.0], [2.0, 2.0]])
+    assert R.cosine_distance(a, b).tolist() == pytest.approx([1.0, 0.0])
