@@ -7,7 +7,7 @@ at its middle layer (the start token left out), the sentence conditioned on the 
 as every score is. Writes precomputed/ratings/<model>__<set>_distance.parquet: pair_id,
 meaning_distance (1 - cosine similarity), layer, embedding (what was used, in words).
 
-  python scripts/ratings_distances.py --model smollm2-135m-instruct --set li
+  PYTHONPATH=. python scripts/ratings_distances.py --model smollm2-135m-instruct --set li
 """
 
 from __future__ import annotations

@@ -132,3 +132,68 @@ def test_cosine_distance():
     a = np.array([[1.0, 0.0], [1.0, 1.0]])
     b = np.array([[0.0, 2.0], [2.0, 2.0]])
     assert R.cosine_distance(a, b).tolist() == pytest.approx([1.0, 0.0])
+
+
+# ------------------------------------------------------------------------------------ a scored file
+def _scored_file(tiny_llama, text: bytes, name: str = "rated.csv"):
+    from accapp.benchmarks import parse_pairs
+    from accapp.engine import Engine
+    from accapp.scoring.causal import CausalScorer
+    from accapp.service import score_file as sf
+
+    pairs = parse_pairs(text, name, bad_lines="row")
+    engine = Engine(CausalScorer(tiny_llama), "en")
+    scored = sf.finish(sf.scored_steps(pairs, "smollm2-135m-instruct", ["lp", "mean_lp"], run=sf.direct(engine)))
+    return pairs, scored, sf.long_frame(scored)
+
+
+def test_a_file_with_participants_gets_r_beside_scipy(tiny_llama):
+    """A rating study's file (one row per participant and pair): the ratings pass through parse_pairs,
+    the scored rows are joined to the humans' z-scored differences, and r is scipy's on those numbers."""
+    from accapp.service import ratings as svc
+
+    sentences = [("The dogs bark.", "The dogs barks."), ("She has eaten.", "She have eaten."),
+                 ("They were here.", "They was here."), ("It rains today.", "It rain today."),
+                 ("We like tea.", "We likes tea.")]
+    rows = ["participant,good,bad,rating_good,rating_bad"]
+    for p, shift in (("p1", 0), ("p2", 1)):
+        for k, (g, b) in enumerate(sentences):
+            rows.append(f"{p},{g},{b},{7 - shift - (k % 2)},{1 + k}")
+    pairs, scored, long = _scored_file(tiny_llama, ("\n".join(rows) + "\n").encode())
+    assert {"participant", "rating_good", "rating_bad"} <= set(pairs.columns)
+    assert "rating_good" in scored.wide().columns  # the ratings stay in the result CSV
+    summary, points = svc.file_summary(long, scored.base)
+    assert summary["method"].tolist() == ["lp", "mean_lp"] and (summary["pairs"] == 5).all()
+    human = R.human_pairs(pairs)
+    lp = points[points["method"] == "lp"].merge(human[["good", "bad"]], on=["good", "bad"])
+    by_row = {(r.pair.good, r.pair.bad): r.scores for r in scored.results.values()}
+    model = [next(s.score_good - s.score_bad for s in by_row[(g, b)] if s.method == "lp") for g, b in zip(lp.good, lp.bad)]
+    assert lp["model_delta"].tolist() == pytest.approx(model)
+    ref = stats.pearsonr(lp["model_delta"], human.set_index(["good", "bad"]).loc[list(zip(lp.good, lp.bad)), "human_delta"])
+    assert summary.loc[summary.method == "lp", "pearson_r"].item() == pytest.approx(ref.statistic)
+    assert summary["human_source"].iloc[0] == "ratings z-scored within participants"
+
+
+def test_a_file_without_ratings_has_no_summary(tiny_llama):
+    from accapp.service import ratings as svc
+
+    pairs, scored, long = _scored_file(tiny_llama, b"good,bad\nThe dogs bark.,The dogs barks.\n")
+    assert not svc.has_ratings(pairs) and svc.file_summary(long, scored.base) is None
+
+
+def test_builtin_li_set_shipped():
+    """The shipped LI set: 725 pairs, z-scored ratings, a forced-choice share, and each embedded model's
+    precomputed differences, whose r with the humans is positive with an interval above zero."""
+    from accapp.service import ratings as svc
+
+    li = svc.rated_set("li")
+    assert len(li) == 725 and li["pair_id"].is_unique
+    assert li["human_delta"].tolist() == pytest.approx((li["rating_good"] - li["rating_bad"]).tolist())
+    assert li["fc_good"].between(0, 1).all() and li["rating_good"].abs().max() < 3
+    assert set(svc.rated_models("li")) >= {"smollm2-135m-instruct", "gemma3-270m"}
+    points = svc.builtin_points("smollm2-135m-instruct", "li")
+    lp = points[points["method"] == "lp"]
+    assert len(lp) == 725
+    r = R.correlation(lp["model_delta"], lp["human_delta"], n_resamples=200)
+    assert r["pearson_r"] == pytest.approx(stats.pearsonr(lp["model_delta"], lp["human_delta"]).statistic)
+    assert 0 < r["pearson_low"] < r["pearson_r"] < r["pearson_high"]

@@ -17,6 +17,8 @@ drift apart in meaning. Pure functions over arrays and frames:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -131,8 +133,10 @@ def _clean(model_delta, human_delta) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _interval(statistic, x, y, n_resamples, seed, level):
-    res = stats.bootstrap((x, y), statistic, paired=True, vectorized=True, n_resamples=n_resamples,
-                          confidence_level=level, method="percentile", random_state=np.random.default_rng(seed))
+    with warnings.catch_warnings():  # few pairs: some resamples never vary; scipy warns, the interval says so (NaN)
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap((x, y), statistic, paired=True, vectorized=True, n_resamples=n_resamples,
+                              confidence_level=level, method="percentile", random_state=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
