@@ -12,7 +12,7 @@ import pandas as pd
 
 from accapp.methods import display_name
 from accapp.service import ratings as svc
-from accapp.ui.common import esc, note, pair_label
+from accapp.ui.common import esc, note
 
 POINT_TABLE = ["Pair", "Acceptable sentence", "Unacceptable sentence", "Model difference", "Human difference",
                "Meaning distance"]
@@ -100,15 +100,17 @@ def split_key(key: str | None) -> tuple[str, str, str]:
     return method, template or "-", variant
 
 
-def open_pair(table: pd.DataFrame, benchmark: str, model: str, evt: gr.SelectData):
-    """A row of the pairs' table, as the probe's pair: (good, bad, meta, label, model update)."""
+def open_pair(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
+    """A row of the pairs' table, as the probe's pair: (good, bad, meta, label, model update). The rated
+    sets are not benchmarks of the store, so the probe gets the two sentences as typed (meta None) and
+    the label names where they came from."""
     if table is None or len(table) == 0 or evt is None or evt.index is None:
         return [gr.update()] * 5
     i = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
     row = table.iloc[int(i)]
-    meta = {"benchmark": benchmark, "paradigm": "", "phenomenon": "", "pair_id": str(row["Pair"]),
-            "good": str(row["Acceptable sentence"]), "bad": str(row["Unacceptable sentence"])}
-    return meta["good"], meta["bad"], meta, pair_label(meta), gr.update(value=model) if model else gr.update()
+    label = f"<div class='acc-small'>{esc(svc.SETS.get(source, source))} · pair {esc(row['Pair'])}</div>"
+    return (str(row["Acceptable sentence"]), str(row["Unacceptable sentence"]), None, label,
+            gr.update(value=model) if model else gr.update())
 
 
 # ------------------------------------------------------------------------------------ Explore's view
