@@ -4,6 +4,8 @@ majority; r by bins of meaning distance."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -197,3 +199,28 @@ def test_builtin_li_set_shipped():
     r = R.correlation(lp["model_delta"], lp["human_delta"], n_resamples=200)
     assert r["pearson_r"] == pytest.approx(stats.pearsonr(lp["model_delta"], lp["human_delta"]).statistic)
     assert 0 < r["pearson_low"] < r["pearson_r"] < r["pearson_high"]
+
+
+def test_bench_file_with_ratings_reports_r(tiny_llama, tmp_path, capsys):
+    """`bench FILE` on a file with ratings: r per method, printed and written beside the run, equal
+    to scipy's on the run's own scores and the file's ratings."""
+    import argparse
+
+    from accapp.cli.bench import _ratings_report
+    from accapp.engine import Engine
+    from accapp.runner.runner import run_benchmark
+    from accapp.scoring.causal import CausalScorer
+
+    li = pd.read_parquet(Path(__file__).resolve().parents[1] / "assets" / "ratings" / "li.parquet").head(12)
+    path = tmp_path / "rated.csv"
+    li[["pair_id", "good", "bad", "rating_good", "rating_bad"]].to_csv(path, index=False)
+    engine = Engine(CausalScorer(tiny_llama), "en")
+    summary = run_benchmark(engine, str(path), ["lp"], tmp_path / "runs", progress=False)
+    _ratings_report(argparse.Namespace(benchmark=str(path), out=str(tmp_path / "runs")), summary["model"])
+    out = capsys.readouterr().out
+    assert "lp: Pearson r = " in out and "12 pairs" in out
+    written = pd.read_csv(next((tmp_path / "runs").glob("*/rated/ratings.csv")))
+    units = pd.concat(pd.read_parquet(u) for u in (tmp_path / "runs").glob("*/rated/units/*/*/*.parquet"))
+    both = units.merge(li, on=["good", "bad"])
+    ref = stats.pearsonr(both["score_good"] - both["score_bad"], both["rating_good"] - both["rating_bad"]).statistic
+    assert written.loc[0, "pearson_r"] == pytest.approx(ref)

@@ -87,6 +87,21 @@ def file_summary(long: pd.DataFrame, base: pd.DataFrame) -> tuple[pd.DataFrame, 
     return summary(points), points
 
 
+def results_points(results: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """A benchmark run's result rows (the runner's: method, template, variant, pair_id, good, bad,
+    score_good, score_bad) beside the ratings of the file it ran on (``bench FILE``): KEY + POINT_COLUMNS."""
+    res = results[~results["method"].isin(list(ENSEMBLE_METHODS))].copy()
+    res["model_delta"] = pd.to_numeric(res["score_good"], errors="coerce") - pd.to_numeric(res["score_bad"], errors="coerce")
+    for c in ("template", "variant"):
+        res[c] = res[c].fillna("").astype(str)
+    res = res.groupby(KEY + ["good", "bad"], sort=False).agg(pair_id=("pair_id", "first"),
+                                                           model_delta=("model_delta", "mean")).reset_index()
+    pts = res.merge(R.human_pairs(pairs), on=["good", "bad"])
+    pts["row"] = range(1, len(pts) + 1)
+    pts["meaning_distance"] = float("nan")
+    return pts[KEY + POINT_COLUMNS + ["human_source"]]
+
+
 # ------------------------------------------------------------------------------------ built-in sets
 @lru_cache(maxsize=8)  # the few rated sets x embedded models there are
 def _read(path: str) -> pd.DataFrame | None:
