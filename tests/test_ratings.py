@@ -224,3 +224,20 @@ def test_bench_file_with_ratings_reports_r(tiny_llama, tmp_path, capsys):
     both = units.merge(li, on=["good", "bad"])
     ref = stats.pearsonr(both["score_good"] - both["score_bad"], both["rating_good"] - both["rating_bad"]).statistic
     assert written.loc[0, "pearson_r"] == pytest.approx(ref)
+
+
+def test_explore_view_of_the_builtin_set():
+    """Explore's "Human ratings" view for each embedded model: r per method beside the paper's findings
+    (labelled with their source), LP's scatter and pairs, r by meaning-distance bins where computed."""
+    from accapp.service import ratings as svc
+    from accapp.ui import ratings_view as v
+
+    for model in ("smollm2-135m-instruct", "gemma3-270m"):
+        html, scatter, bins, table, choices = v.explore_view("li", model, None, False)
+        assert "Hu et al. 2025, §5.2, Fig. 3a" in html and "Pearson r [95 % CI]" in html and model in html
+        assert choices["value"] == "lp|-|" and len(scatter) == 725 and len(table) == v.MAX_TABLE_ROWS
+        assert set(scatter.columns) >= {"acceptable", "unacceptable", "human difference", "model difference"}
+        if (svc.PRECOMPUTED / f"{model}__li_distance.parquet").exists():
+            assert bins is not None and len(bins) == 10 and bins["pairs"].sum() == 725
+    html, scatter, *_ = v.explore_view("li", "smollm2-135m-instruct", "mean_lp|-|", True)
+    assert "meaning-matched" in html and len(scatter) == 541
