@@ -388,7 +388,10 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
         f"and {svc.MAX_UPLOAD_BYTES / 1e6:.0f} MB at a time, one file at a time per visitor; the uploaded file is "
         "removed from the server once it is scored. Choose the <b>long</b> layout for one row per pair and judgment "
         "(method, template, answer order), tick the box for each sentence's tokens and words with their surprisal; "
-        "a file with a <b>phenomenon</b> column also gets accuracy by phenomenon. Every run comes with a metadata "
+        "a file with a <b>phenomenon</b> column also gets accuracy by phenomenon, and a file with human ratings "
+        "(<b>rating_good</b> and <b>rating_bad</b>, with a <b>participant</b> column to z-score within participants; "
+        "or <b>human_delta</b>; or <b>fc_good</b>, a forced choice's share) gets the correlation of the model's "
+        "difference with the humans' (Hu et al. 2025). Every run comes with a metadata "
         "file (<code>.meta.json</code>): the model and the SHA-256 of its weights, versions, your file's SHA-256."))
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
@@ -459,5 +462,5 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
     api_all_btn.click(api_score_all, inputs, [api_all_out], api_name="score_file_all", concurrency_id=FILE_QUEUE,
                       concurrency_limit=FILE_EVENTS, validator=validate_job,
                       api_description="As /score_file, returning every file written: the result CSV, the tokens CSV "
-                                      "(tokens=True), the summary by phenomenon (a phenomenon column) and the "
-                                      "metadata sidecar JSON.")
+                                      "(tokens=True), the summary by phenomenon (a phenomenon column), r with the "
+                                      "human ratings and its points (a file with ratings) and the metadata sidecar JSON.")
