@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from accapp.errors import UserError
+from accapp.schema import ENSEMBLE_METHODS
 
 N_RESAMPLES = 1000
 SEED = 0
@@ -35,10 +36,20 @@ SOURCE = (f"Pearson / Spearman r (scipy.stats) between the model's and the human
 CORRELATION_KEYS = ["pairs", "pearson_r", "pearson_low", "pearson_high", "pearson_p", "spearman_r", "spearman_low",
                     "spearman_high", "spearman_p"]
 BIN_COLUMNS = ["bin", "distance_low", "distance_high", "distance_mid", "pairs", "pearson_r", "pearson_low", "pearson_high"]
+KEY = ["method", "template", "variant"]  # one judgment: a method, its template and answer order
+SUMMARY_COLUMNS = KEY + CORRELATION_KEYS + ["accuracy_labels", "accuracy_humans", "human_pairs", "human_ties",
+                                            "humans_agree_with_labels", "human_majority_from", "human_source", "source"]
+POINT_COLUMNS = ["row", "pair_id", "good", "bad", "model_delta", "human_delta", "fc_good", "meaning_distance"]
 HUMAN_COLUMNS = ["good", "bad", "rating_good", "rating_bad", "human_delta", "fc_good", "participants", "human_source"]
 
 
 # ------------------------------------------------------------------------------------ the human side
+def has_ratings(frame: pd.DataFrame) -> bool:
+    """Whether a frame of pairs carries human ratings :func:`human_pairs` can read."""
+    cols = set(frame.columns)
+    return {"rating_good", "rating_bad"} <= cols or "human_delta" in cols or "fc_good" in cols
+
+
 def zscore_within(ratings: pd.DataFrame, participant: str = "participant", rating: str = "rating") -> pd.Series:
     """Each rating as a z-score within its participant: (x - participant's mean) / participant's sd
     (ddof=1). NaN for a participant with fewer than two ratings or ratings that never vary."""
@@ -216,3 +227,32 @@ def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return 1.0 - num / den
+
+
+# ------------------------------------------------------------------------------------ per judgment
+def results_points(results: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """A benchmark run's result rows (the runner's: method, template, variant, pair_id, good, bad,
+    score_good, score_bad) beside the ratings of the file it ran on (``bench FILE``): KEY + POINT_COLUMNS."""
+    res = results[~results["method"].isin(list(ENSEMBLE_METHODS))].copy()
+    res["model_delta"] = pd.to_numeric(res["score_good"], errors="coerce") - pd.to_numeric(res["score_bad"], errors="coerce")
+    for c in ("template", "variant"):
+        res[c] = res[c].fillna("").astype(str)
+    res = res.groupby(KEY + ["good", "bad"], sort=False).agg(pair_id=("pair_id", "first"),
+                                                           model_delta=("model_delta", "mean")).reset_index()
+    pts = res.merge(human_pairs(pairs), on=["good", "bad"])
+    pts["row"] = range(1, len(pts) + 1)
+    pts["meaning_distance"] = float("nan")
+    return pts[KEY + POINT_COLUMNS + ["human_source"]]
+
+
+def summary(points: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> pd.DataFrame:
+    """One row per (method, template, variant): SUMMARY_COLUMNS (r with intervals, accuracy against the
+    labels and against the human majority), in the order the methods came."""
+    out = []
+    for key, g in points.groupby(KEY, sort=False):
+        corr = correlation(g["model_delta"], g["human_delta"], n_resamples=n_resamples)
+        acc = majority_accuracy(g["model_delta"], g["human_delta"], g["fc_good"])
+        out.append({**dict(zip(KEY, key)), **corr, **{k: v for k, v in acc.items() if k != "pairs"},
+                    "human_source": g["human_source"].iloc[0] if "human_source" in g else "",
+                    "source": SOURCE})
+    return pd.DataFrame(out, columns=SUMMARY_COLUMNS)

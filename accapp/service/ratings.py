@@ -26,17 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 RATED = ROOT / "assets" / "ratings"
 PRECOMPUTED = ROOT / "precomputed" / "ratings"
 PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "ratings_published.json"
-KEY = ["method", "template", "variant"]
-SUMMARY_COLUMNS = KEY + R.CORRELATION_KEYS + ["accuracy_labels", "accuracy_humans", "human_pairs", "human_ties",
-                                              "humans_agree_with_labels", "human_majority_from", "human_source", "source"]
-POINT_COLUMNS = ["row", "pair_id", "good", "bad", "model_delta", "human_delta", "fc_good", "meaning_distance"]
+KEY, SUMMARY_COLUMNS, POINT_COLUMNS = R.KEY, R.SUMMARY_COLUMNS, R.POINT_COLUMNS
+summary, results_points, has_ratings = R.summary, R.results_points, R.has_ratings  # the numbers live in analysis/ (the CLI reaches them there)
 SETS = {"li": "LI (Sprouse, Schütze & Almeida 2013)"}  # the built-in rated sets, their words on screen
-
-
-def has_ratings(frame: pd.DataFrame) -> bool:
-    """Whether a parsed file of pairs carries human ratings."""
-    cols = set(frame.columns)
-    return {"rating_good", "rating_bad"} <= cols or "human_delta" in cols or "fc_good" in cols
 
 
 def model_deltas(long: pd.DataFrame) -> pd.DataFrame:
@@ -66,40 +58,12 @@ def file_points(long: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     return d[KEY + POINT_COLUMNS + ["human_source"]]
 
 
-def summary(points: pd.DataFrame, n_resamples: int = R.N_RESAMPLES) -> pd.DataFrame:
-    """One row per (method, template, variant): SUMMARY_COLUMNS (r with intervals, accuracy against the
-    labels and against the human majority), in the order the methods came."""
-    out = []
-    for key, g in points.groupby(KEY, sort=False):
-        corr = R.correlation(g["model_delta"], g["human_delta"], n_resamples=n_resamples)
-        acc = R.majority_accuracy(g["model_delta"], g["human_delta"], g["fc_good"])
-        out.append({**dict(zip(KEY, key)), **corr, **{k: v for k, v in acc.items() if k != "pairs"},
-                    "human_source": g["human_source"].iloc[0] if "human_source" in g else "",
-                    "source": R.SOURCE})
-    return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
-
-
 def file_summary(long: pd.DataFrame, base: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """(summary, points) for a scored file with ratings; None for a file without any."""
     if not has_ratings(base):
         return None
     points = file_points(long, base)
     return summary(points), points
-
-
-def results_points(results: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """A benchmark run's result rows (the runner's: method, template, variant, pair_id, good, bad,
-    score_good, score_bad) beside the ratings of the file it ran on (``bench FILE``): KEY + POINT_COLUMNS."""
-    res = results[~results["method"].isin(list(ENSEMBLE_METHODS))].copy()
-    res["model_delta"] = pd.to_numeric(res["score_good"], errors="coerce") - pd.to_numeric(res["score_bad"], errors="coerce")
-    for c in ("template", "variant"):
-        res[c] = res[c].fillna("").astype(str)
-    res = res.groupby(KEY + ["good", "bad"], sort=False).agg(pair_id=("pair_id", "first"),
-                                                           model_delta=("model_delta", "mean")).reset_index()
-    pts = res.merge(R.human_pairs(pairs), on=["good", "bad"])
-    pts["row"] = range(1, len(pts) + 1)
-    pts["meaning_distance"] = float("nan")
-    return pts[KEY + POINT_COLUMNS + ["human_source"]]
 
 
 # ------------------------------------------------------------------------------------ built-in sets
