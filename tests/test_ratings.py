@@ -241,3 +241,22 @@ def test_explore_view_of_the_builtin_set():
             assert bins is not None and len(bins) == 10 and bins["pairs"].sum() == 725
     html, scatter, *_ = v.explore_view("li", "smollm2-135m-instruct", "mean_lp|-|", True)
     assert "meaning-matched" in html and len(scatter) == 541
+
+
+def test_api_ratings_summary_beside_score_pairs_frame(tiny_llama):
+    """accapp.ratings_summary on a frame in score_pairs' layout (pair, good, bad, method, template,
+    variant, score_good, score_bad), from the engine's own scores."""
+    import accapp
+    from accapp.engine import Engine
+    from accapp.scoring.causal import CausalScorer
+    from accapp.scoring.api import Pair
+
+    li = pd.read_parquet(Path(__file__).resolve().parents[1] / "assets" / "ratings" / "li.parquet").head(8)
+    results = Engine(CausalScorer(tiny_llama), "en").score_pairs([Pair(g, b) for g, b in zip(li.good, li.bad)], ["lp"])
+    frame = pd.DataFrame([{"pair": i, "good": r.pair.good, "bad": r.pair.bad, **s.as_dict()}
+                          for i, r in enumerate(results) for s in r.scores])
+    out = accapp.ratings_summary(frame, li[["good", "bad", "human_delta", "fc_good"]], n_resamples=100)
+    assert out["method"].tolist() == ["lp"] and out["pairs"].tolist() == [8]
+    ref = stats.pearsonr(frame["score_good"] - frame["score_bad"], li["human_delta"]).statistic
+    assert out["pearson_r"].item() == pytest.approx(ref)
+    assert out["human_majority_from"].item() == "forced choice"

@@ -237,6 +237,8 @@ def results_points(results: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     res["model_delta"] = pd.to_numeric(res["score_good"], errors="coerce") - pd.to_numeric(res["score_bad"], errors="coerce")
     for c in ("template", "variant"):
         res[c] = res[c].fillna("").astype(str)
+    if "pair_id" not in res:  # accapp.score_pairs' frame: the pair's position
+        res["pair_id"] = res["pair"].astype(str) if "pair" in res else res.index.astype(str)
     res = res.groupby(KEY + ["good", "bad"], sort=False).agg(pair_id=("pair_id", "first"),
                                                            model_delta=("model_delta", "mean")).reset_index()
     pts = res.merge(human_pairs(pairs), on=["good", "bad"])
