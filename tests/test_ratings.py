@@ -260,3 +260,30 @@ def test_api_ratings_summary_beside_score_pairs_frame(tiny_llama):
     ref = stats.pearsonr(frame["score_good"] - frame["score_bad"], li["human_delta"]).statistic
     assert out["pearson_r"].item() == pytest.approx(ref)
     assert out["human_majority_from"].item() == "forced choice"
+
+
+def test_the_probe_label_carries_the_humans_judgment():
+    """A rated pair opened in the probe names the humans' z-scores and forced choice beside it."""
+    from accapp.ui import ratings_view as v
+
+    li = pd.read_parquet(Path(__file__).resolve().parents[1] / "assets" / "ratings" / "li.parquet").set_index("pair_id")
+    r = li.loc["32.1.martin.20a.g.01"]
+    text = v.humans_text("li", pd.Series({"Pair": "32.1.martin.20a.g.01"}))
+    assert f"acceptable z = {r['rating_good']:+.2f}" in text and f"unacceptable z = {r['rating_bad']:+.2f}" in text
+    assert f"{100 * r['fc_good']:.0f} % chose the acceptable one" in text
+    assert v.humans_text("rated.csv", pd.Series({"Pair": "3", "Human difference": -0.5})) == " · humans: difference -0.50"
+
+
+def test_a_rated_pair_reaches_the_probe_with_the_humans():
+    """Explore's pairs table -> the probe: a built-in rated pair's meta carries the humans' line, and the
+    probe's label (ui.common.pair_label, what run_probe redraws) shows it."""
+    import gradio as gr
+
+    from accapp.ui import ratings_view as v
+    from accapp.ui.common import pair_label
+
+    table = pd.DataFrame({"Pair": ["32.1.martin.20a.g.01"], "Acceptable sentence": ["It seems to him that Kim solved the problem."],
+                          "Unacceptable sentence": ["He seems to that Kim solved the problem."], "Human difference": [1.85]})
+    good, bad, meta, label, _ = v.open_pair(table, "li", "gemma3-270m", gr.SelectData(None, {"index": [0, 1], "value": ""}))
+    assert good == table.iloc[0, 1] and meta["pair_id"] == "32.1.martin.20a.g.01" and meta["paradigm"] == "32.1.martin.20a"
+    assert "acceptable z = +0.82" in meta["humans"] and "acceptable z = +0.82" in pair_label(meta) == label

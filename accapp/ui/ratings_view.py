@@ -12,7 +12,7 @@ import pandas as pd
 
 from accapp.methods import display_name
 from accapp.service import ratings as svc
-from accapp.ui.common import esc, note
+from accapp.ui.common import esc, note, pair_label
 
 POINT_TABLE = ["Pair", "Acceptable sentence", "Unacceptable sentence", "Model difference", "Human difference",
                "Meaning distance"]
@@ -100,17 +100,38 @@ def split_key(key: str | None) -> tuple[str, str, str]:
     return method, template or "-", variant
 
 
+def humans_text(source: str, row) -> str:
+    """The humans' judgment of a pair beside the probe's verdict: each sentence's mean z-score and the
+    forced choice for a built-in rated set; the difference for a file's pair."""
+    if source in svc.SETS:
+        rated = svc.rated_set(source).set_index("pair_id")
+        if str(row["Pair"]) in rated.index:
+            r = rated.loc[str(row["Pair"])]
+            return (f" · humans: acceptable z = {r['rating_good']:+.2f}, unacceptable z = {r['rating_bad']:+.2f} "
+                    f"(difference {r['human_delta']:+.2f}); {100 * r['fc_good']:.0f} % chose the acceptable one")
+    value = row.get("Human difference") if hasattr(row, "get") else None
+    return f" · humans: difference {float(value):+.2f}" if value is not None and value == value else ""
+
+
 def open_pair(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
-    """A row of the pairs' table, as the probe's pair: (good, bad, meta, label, model update). The rated
-    sets are not benchmarks of the store, so the probe gets the two sentences as typed (meta None) and
-    the label names where they came from."""
+    """A row of the pairs' table, as the probe's pair: (good, bad, meta, label, model update). A pair of a
+    built-in rated set goes with its meta, whose ``humans`` line (the z-scores, the forced choice) the
+    probe's label shows beside the verdict; a file's pair goes as typed sentences (meta None)."""
     if table is None or len(table) == 0 or evt is None or evt.index is None:
         return [gr.update()] * 5
     i = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
     row = table.iloc[int(i)]
-    label = f"<div class='acc-small'>{esc(svc.SETS.get(source, source))} · pair {esc(row['Pair'])}</div>"
-    return (str(row["Acceptable sentence"]), str(row["Unacceptable sentence"]), None, label,
-            gr.update(value=model) if model else gr.update())
+    good, bad = str(row["Acceptable sentence"]), str(row["Unacceptable sentence"])
+    meta = None
+    if source in svc.SETS:
+        rated = svc.rated_set(source).set_index("pair_id")
+        pid = str(row["Pair"])
+        meta = {"benchmark": source, "paradigm": str(rated.loc[pid, "paradigm"]) if pid in rated.index else "",
+                "phenomenon": str(rated.loc[pid, "phenomenon"]) if pid in rated.index else "", "pair_id": pid,
+                "good": good, "bad": bad, "humans": humans_text(source, row).removeprefix(" · ")}
+    label = pair_label(meta) if meta else (f"<div class='acc-small'>{esc(source)} · pair {esc(row['Pair'])}"
+                                           f"{humans_text(source, row)}</div>")
+    return good, bad, meta, label, gr.update(value=model) if model else gr.update()
 
 
 # ------------------------------------------------------------------------------------ Explore's view
