@@ -248,8 +248,8 @@ def test_api_ratings_summary_beside_score_pairs_frame(tiny_llama):
     variant, score_good, score_bad), from the engine's own scores."""
     import accapp
     from accapp.engine import Engine
-    from accapp.scoring.causal import CausalScorer
     from accapp.scoring.api import Pair
+    from accapp.scoring.causal import CausalScorer
 
     li = pd.read_parquet(Path(__file__).resolve().parents[1] / "assets" / "ratings" / "li.parquet").head(8)
     results = Engine(CausalScorer(tiny_llama), "en").score_pairs([Pair(g, b) for g, b in zip(li.good, li.bad)], ["lp"])

@@ -46,8 +46,8 @@ def _bench_model(args, model: str, paradigms) -> None:
 def _ratings_report(args, model: str) -> None:
     """A file with human ratings (rating_good/rating_bad, human_delta, fc_good): r between the model's
     and the humans' differences per method, printed and written beside the run (ratings.csv)."""
-    from accapp.benchmarks import BUILTIN, bench_name, load_benchmark
     from accapp.analysis import ratings
+    from accapp.benchmarks import BUILTIN, bench_name, load_benchmark
     from accapp.files import safe_name, write_csv_atomic
 
     if args.benchmark in BUILTIN:

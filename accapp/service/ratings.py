@@ -27,7 +27,8 @@ RATED = ROOT / "assets" / "ratings"
 PRECOMPUTED = ROOT / "precomputed" / "ratings"
 PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "ratings_published.json"
 KEY, SUMMARY_COLUMNS, POINT_COLUMNS = R.KEY, R.SUMMARY_COLUMNS, R.POINT_COLUMNS
-summary, results_points, has_ratings = R.summary, R.results_points, R.has_ratings  # the numbers live in analysis/ (the CLI reaches them there)
+# the numbers live in analysis/ (the CLI reaches them there)
+summary, results_points, has_ratings = R.summary, R.results_points, R.has_ratings
 SETS = {"li": "LI (Sprouse, Schütze & Almeida 2013)"}  # the built-in rated sets, their words on screen
 
 

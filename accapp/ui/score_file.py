@@ -40,8 +40,8 @@ from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices
 from accapp.service.file_jobs import FileJob, file_queue
 from accapp.service.host import get_state
 from accapp.service.probe import method_choices
-from accapp.ui.common import esc, friendly, intro, note
 from accapp.ui import ratings_view
+from accapp.ui.common import esc, friendly, intro, note
 from accapp.ui.queues import FILE_EVENTS, FILE_QUEUE
 
 MAX_ROWS = svc.MAX_ROWS
