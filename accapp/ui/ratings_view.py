@@ -134,6 +134,16 @@ def open_pair(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
     return good, bad, meta, label, gr.update(value=model) if model else gr.update()
 
 
+def opener(probe_tab_id: str):
+    """open_pair and the probe's tab selected in the same update (no step where the sentences are in the
+    probe but its tab is not yet shown)."""
+    def handler(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
+        out = open_pair(table, source, model, evt)
+        return (*out, gr.update() if out[0] == gr.update() else gr.Tabs(selected=probe_tab_id))
+
+    return handler
+
+
 # ------------------------------------------------------------------------------------ Explore's view
 def explore_view(name: str, model: str | None, key: str | None, matched: bool):
     """The built-in rated set's view for a model and method: (summary HTML, scatter, bins, table,
@@ -182,8 +192,8 @@ def build_explore(probe, tabs, probe_tab_id: str) -> None:
     inputs, outputs = [rated, model, method, matched], [summary, scatter, bins, table, method]
     for comp in (rated, model, method, matched):
         comp.input(explore_view, inputs, outputs, **hidden)
-    table.select(open_pair, [table, rated, model], [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model],
-                 **hidden).then(lambda: gr.Tabs(selected=probe_tab_id), None, [tabs], **hidden).then(**probe.run_event)
+    table.select(opener(probe_tab_id), [table, rated, model],
+                 [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs], **hidden).then(**probe.run_event)
     return inputs, outputs
 
 

@@ -443,10 +443,9 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
                               concurrency_limit=FILE_EVENTS, validator=validate_job)
     run_event.then(ratings_view.file_view, [result], [rated_plot, rated_pairs], api_visibility="undocumented")
     if probe is not None:  # a pair of the ratings' table opens in the probe, as Explore's tables do
-        rated_pairs.select(ratings_view.open_pair, [rated_pairs, gr.State("your file"), model],
-                           [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model],
-                           api_visibility="undocumented").then(
-            lambda: gr.Tabs(selected=probe_tab_id), None, [tabs], api_visibility="undocumented").then(**probe.run_event)
+        rated_pairs.select(ratings_view.opener(probe_tab_id), [rated_pairs, gr.State("your file"), model],
+                           [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs],
+                           api_visibility="undocumented").then(**probe.run_event)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoints: the same work. /score_file returns the result CSV alone (as before the
     # layout and tokens inputs came; both have defaults, so old clients get the same file),
