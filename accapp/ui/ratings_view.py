@@ -16,6 +16,7 @@ from accapp.ui.common import esc, note, pair_label
 
 POINT_TABLE = ["Pair", "Acceptable sentence", "Unacceptable sentence", "Model difference", "Human difference",
                "Meaning distance"]
+TABLE_WIDTHS = ["14%", "29%", "29%", "9%", "9%", "10%"]  # the sentences wide, so the header stays one line
 MAX_TABLE_ROWS = 200  # pairs listed under the scatter (the CSV has them all)
 EMBEDDING_NOTE = ("Meaning distance: 1 - cosine similarity of the two sentences' embeddings, each the mean of the "
                   "model's own hidden states at its middle layer over the sentence's tokens (Hu et al. 2025 used a "
@@ -187,7 +188,7 @@ def build_explore(probe, tabs, probe_tab_id: str) -> None:
         bins = gr.LinePlot(None, x="meaning distance (bin median)", y="Pearson r", title="r by meaning distance (10 equal bins)",
                            height=380, elem_id="ratings-bins")
     table = gr.Dataframe(elem_classes=["acc-table"], label="Pairs (click one to open it in the probe)", interactive=False,
-                         wrap=True, max_height=400, elem_id="ratings-pairs")
+                         wrap=True, max_height=400, elem_id="ratings-pairs", column_widths=TABLE_WIDTHS)
     hidden = dict(api_visibility="undocumented")
     inputs, outputs = [rated, model, method, matched], [summary, scatter, bins, table, method]
     for comp in (rated, model, method, matched):

@@ -428,7 +428,7 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
     rated_plot = ratings_view.scatter_plot(None, elem_id="file-ratings-scatter", visible=False)
     rated_pairs = gr.Dataframe(elem_classes=["acc-table"], label="Pairs beside the human ratings (model and humans "
                                "furthest apart first)", interactive=False, wrap=True, max_height=400,
-                               elem_id="file-ratings-pairs", visible=False)
+                               elem_id="file-ratings-pairs", visible=False, column_widths=ratings_view.TABLE_WIDTHS)
 
     def on_model(model_id, current):
         kind = get_spec(model_id).kind
