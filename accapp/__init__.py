@@ -21,4 +21,15 @@ def token_scores(*args, **kwargs):
     return run(*args, **kwargs)
 
 
-__all__ = ["__version__", "score_pairs", "token_scores"]
+def ratings_summary(results, pairs, n_resamples: int = 1000):
+    """The model's differences beside human ratings, one row per method (and template, answer order):
+    Pearson and Spearman r with 95 % bootstrap intervals, accuracy against the labels and against the
+    human majority. ``results``: score_pairs' frame; ``pairs``: a DataFrame with good, bad and
+    rating_good/rating_bad (with participant: z-scored within participants), human_delta or fc_good.
+    See accapp.analysis.ratings."""
+    from accapp.analysis import ratings
+
+    return ratings.summary(ratings.results_points(results, pairs), n_resamples=n_resamples)
+
+
+__all__ = ["__version__", "score_pairs", "token_scores", "ratings_summary"]

@@ -22,6 +22,11 @@ DESCRIPTORS = Path(__file__).resolve().parent / "data" / "benchmarks.json"
 COLUMNS = ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
 GOOD_ALIASES = ("good", "sentence_good", "grammatical", "acceptable")
 BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
+# Human judgments a file may carry (kept beside the pairs; accapp.analysis.ratings reads them): ratings
+# per sentence (Likert or magnitude estimation, raw or z-scored), a per-pair difference, the share of a
+# forced choice that chose the good sentence, and who rated (z-scored within participants first).
+RATING_COLUMNS = ("rating_good", "rating_bad", "human_delta", "fc_good")
+PARTICIPANT_COLUMN = "participant"
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}  # the languages the app's benchmarks and models speak
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_ROWS = 100_000
@@ -149,6 +154,11 @@ def parse_pairs(data: bytes, name: str, *, bad_lines: str = "raise", max_rows: i
         "good": column(good),
         "bad": column(bad),
     }, index=range(len(records)))[COLUMNS]
+    for key in RATING_COLUMNS:  # numbers; a cell that is not one is empty (NaN), never a failed row
+        if key in keys:
+            out[key] = pd.to_numeric(pd.Series(column(key, lambda i: ""), index=out.index), errors="coerce")
+    if PARTICIPANT_COLUMN in keys and any(k in keys for k in RATING_COLUMNS):
+        out[PARTICIPANT_COLUMN] = column(PARTICIPANT_COLUMN, lambda i: "")
     if bad_lines == "row":
         out["error"] = [errors.get(i, "") for i in range(len(records))]
     return out

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_key_is_present_once_and_has_a_use():
     text = c.BIB_PATH.read_text(encoding="utf-8")
     entries = c.entries()
-    assert set(c.KEYS) == set(entries) and len(c.KEYS) == 7
+    assert set(c.KEYS) == set(entries) and len(c.KEYS) == 9
     for key in c.KEYS:
         assert len(re.findall(r"@\w+\{" + re.escape(key) + ",", text)) == 1, key
         assert len(entries[key].used_for) > 20, key
@@ -60,10 +60,13 @@ def test_no_unverified_identifiers():
     doi = {k: e.fields.get("doi") for k, e in c.entries().items() if "doi" in e.fields}
     assert doi == {"hu2023prompting": "10.18653/v1/2023.emnlp-main.306", "warstadt2020blimp": "10.1162/tacl_a_00321",
                    "ide2025llmacceptability": "10.18653/v1/2025.naacl-long.380",
-                   "kauf2023better": "10.18653/v1/2023.acl-short.80"}
+                   "kauf2023better": "10.18653/v1/2023.acl-short.80",
+                   # both printed in Hu et al. 2025's references
+                   "sprouse2013li": "10.1016/j.lingua.2013.07.002", "tjuatja2025morcela": "10.18653/v1/2025.naacl-long.109"}
     pages = {k: e.fields["pages"] for k, e in c.entries().items() if "pages" in e.fields}
     assert pages == {"hu2023prompting": "5040--5060", "xiang2021climp": "2784--2790",
-                     "ide2025llmacceptability": "7416--7432", "kauf2023better": "925--935"}
+                     "ide2025llmacceptability": "7416--7432", "kauf2023better": "925--935", "sprouse2013li": "219--248",
+                     "tjuatja2025morcela": "2173--2186"}
 
 
 def test_about_and_the_bibtex_give_the_same_venue_pages_and_doi():

@@ -36,10 +36,38 @@ def _bench_model(args, model: str, paradigms) -> None:
         if restored:
             print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
     _print_summary(_run_one(args, model, paradigms))
+    _ratings_report(args, model)
     if args.consolidate_to:
         # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
         for path in consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
             print(f"consolidated: {path}")
+
+
+def _ratings_report(args, model: str) -> None:
+    """A file with human ratings (rating_good/rating_bad, human_delta, fc_good): r between the model's
+    and the humans' differences per method, printed and written beside the run (ratings.csv)."""
+    from accapp.analysis import ratings
+    from accapp.benchmarks import BUILTIN, bench_name, load_benchmark
+    from accapp.files import safe_name, write_csv_atomic
+
+    if args.benchmark in BUILTIN:
+        return
+    pairs = load_benchmark(args.benchmark)
+    if not ratings.has_ratings(pairs):
+        return
+    import pandas as pd
+
+    folder = Path(args.out) / safe_name(model) / safe_name(bench_name(args.benchmark))
+    units = sorted((folder / "units").glob("*/*/*.parquet"))
+    if not units:
+        return
+    summary = ratings.summary(ratings.results_points(pd.concat(pd.read_parquet(u) for u in units), pairs))
+    path = write_csv_atomic(summary, folder / "ratings.csv")
+    for _, r in summary.iterrows():
+        tag = "".join(f" [{x}]" for x in (r["template"], r["variant"]) if x not in ("", "-"))
+        print(f"  {r['method']}{tag}: Pearson r = {r['pearson_r']:.3f} [{r['pearson_low']:.3f}, {r['pearson_high']:.3f}], "
+              f"Spearman r = {r['spearman_r']:.3f}, {int(r['pairs'])} pairs (with the humans' ratings)")
+    print(f"ratings: {path}")
 
 
 def _run_one(args, model: str, paradigms) -> dict:

@@ -239,7 +239,7 @@ def build_app() -> gr.Blocks:
             with gr.Tab("Explore results", id="explore", elem_id="tab-explore") as explore_tab:
                 ex = explore.build(probe_tab, tabs, "probe")
             with gr.Tab("Score a file", id="file", elem_id="tab-file"):
-                score_file.build()
+                score_file.build(probe_tab, tabs, "probe")
             with gr.Tab("Teaching gallery", id="gallery", elem_id="tab-gallery"):
                 gallery.build(probe_tab, tabs, "probe")
             with gr.Tab("About", id="about", elem_id="tab-about"):

@@ -79,8 +79,9 @@ def pair_label(meta: dict | None) -> str:
     """The small line naming a benchmark pair (benchmark · phenomenon · paradigm · pair id)."""
     if not meta:
         return ""
+    humans = f" · {esc(meta['humans'])}" if meta.get("humans") else ""  # a rated pair: the humans' judgment (issue 36)
     return (f"<div class='acc-small'>{esc(label_of(str(meta['benchmark'])))} · {esc(meta['phenomenon'])} · "
-            f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}</div>")
+            f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}{humans}</div>")
 
 
 def note(text_html: str, kind: str = "info") -> str:

@@ -32,7 +32,7 @@ from accapp.service.explore import (  # noqa: F401 - the tab's names for the vie
     model_label,
     write_csv,
 )
-from accapp.ui import hu_levy_view, links, plots
+from accapp.ui import hu_levy_view, links, plots, ratings_view
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
 
 BEST_LABEL = "best template: chosen on these same pairs, an upper bound (Ide et al. 2025)"
@@ -433,6 +433,9 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                                  column_widths=["13%", "5%", "6%", "5%", "19%", "19%", "6%", "6%", "7%", "14%"])
         with gr.Tab("Hu & Levy's measures", elem_id="explore-hu-levy-tab") as hu_levy_tab:  # Hu & Levy 2023, Exp. 3a/3b
             hu_levy_html = gr.HTML("", elem_id="explore-hu-levy")
+        with gr.Tab("Human ratings", elem_id="explore-ratings-tab") as ratings_tab:  # Hu et al. 2025, prediction 2
+            ratings_io = ratings_view.build_explore(probe, tabs, probe_tab_id)
+    ratings_tab.select(ratings_view.explore_view, *ratings_io, api_visibility="undocumented")
     wrong_state = gr.State(None)
 
     filters_inputs = [bench, model, methods, wrong_method, also]

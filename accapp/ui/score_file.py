@@ -34,11 +34,13 @@ import pandas as pd
 from accapp.errors import UserError
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_atomic, write_json_atomic
 from accapp.methods import display_name, method_ids
+from accapp.service import ratings as ratings_svc
 from accapp.service import score_file as svc
 from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices, preset
 from accapp.service.file_jobs import FileJob, file_queue
 from accapp.service.host import get_state
 from accapp.service.probe import method_choices
+from accapp.ui import ratings_view
 from accapp.ui.common import esc, friendly, intro, note
 from accapp.ui.queues import FILE_EVENTS, FILE_QUEUE
 
@@ -99,6 +101,7 @@ class Written:
     frame: pd.DataFrame  # the result in the layout asked for (what the result CSV holds)
     summary: pd.DataFrame | None  # accuracy by phenomenon (a file with a phenomenon column)
     meta: dict
+    ratings: pd.DataFrame | None = None  # r with the humans per method (a file with ratings: service.ratings)
 
 
 def upload_steps(path, model_id, methods, progress=None, layout="wide", tokens=False):
@@ -117,8 +120,9 @@ def upload_all_steps(path, model_id, methods, progress=None, layout="wide", toke
     scored = yield from scored_steps(up.pairs, model_id, list(methods or []), progress, words=bool(tokens))
     wide = scored.wide()
     frame = wide if layout == "wide" else svc.long_frame(scored)
-    summary = svc.phenomenon_summary(svc.long_frame(scored) if layout == "wide" else frame, scored.methods) \
-        if up.has_phenomenon else None
+    long = svc.long_frame(scored) if layout == "wide" else frame
+    summary = svc.phenomenon_summary(long, scored.methods) if up.has_phenomenon else None
+    rated = ratings_svc.file_summary(long, scored.base)  # (summary, points), or None without ratings
     root = get_state().tmpdir() / "results"
     _prune(root)
     out_dir = None
@@ -131,6 +135,9 @@ def upload_all_steps(path, model_id, methods, progress=None, layout="wide", toke
             files["tokens"] = write_csv(svc.token_frame(scored), out_dir / f"{stem}-tokens.csv")
         if summary is not None:
             files["phenomena"] = write_csv(summary, out_dir / f"{stem}-phenomena.csv")
+        if rated is not None:
+            files["ratings"] = write_csv(rated[0], out_dir / f"{stem}-ratings.csv")
+            files["ratings_points"] = write_csv(rated[1], out_dir / f"{stem}-ratings-points.csv")
         names = {k: p.name for k, p in files.items()}
         meta_path = out_dir / f"{stem}.meta.json"
         meta = svc.metadata(scored, up, layout, bool(tokens), {**names, "metadata": meta_path.name})
@@ -141,7 +148,8 @@ def upload_all_steps(path, model_id, methods, progress=None, layout="wide", toke
         if is_disk_full(exc):
             raise UserError(DISK_FULL_MESSAGE) from exc
         raise
-    return Written(str(files["results"]), [str(p) for p in files.values()], wide, frame, summary, meta)
+    return Written(str(files["results"]), [str(p) for p in files.values()], wide, frame, summary, meta,
+                   rated[0] if rated is not None else None)
 
 
 def score_upload(path, model_id, methods, progress=None, layout="wide", tokens=False) -> tuple[str, pd.DataFrame]:
@@ -323,7 +331,8 @@ def run_score(path, model_id, methods, layout="wide", tokens=False, request: gr.
             preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
     table = phenomenon_table(written.summary)
     # the upload is removed from the server once scored: the box empties, to say so
-    yield (gr.update(value=written.files, visible=True), _summary(written.wide, model_id),
+    yield (gr.update(value=written.files, visible=True),
+           _summary(written.wide, model_id) + ratings_view.summary_html(written.ratings, title="Beside the human ratings"),
            gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))), None,
            gr.update(value=table, visible=table is not None))
 
@@ -370,7 +379,7 @@ def example_file() -> str:
     return str(path)
 
 
-def build() -> None:
+def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
     gr.HTML(intro(
         "Score a file of pairs",
         "Upload a CSV or JSONL file with a <b>good</b> and a <b>bad</b> column (optional: paradigm, phenomenon, "
@@ -379,7 +388,10 @@ def build() -> None:
         f"and {svc.MAX_UPLOAD_BYTES / 1e6:.0f} MB at a time, one file at a time per visitor; the uploaded file is "
         "removed from the server once it is scored. Choose the <b>long</b> layout for one row per pair and judgment "
         "(method, template, answer order), tick the box for each sentence's tokens and words with their surprisal; "
-        "a file with a <b>phenomenon</b> column also gets accuracy by phenomenon. Every run comes with a metadata "
+        "a file with a <b>phenomenon</b> column also gets accuracy by phenomenon, and a file with human ratings "
+        "(<b>rating_good</b> and <b>rating_bad</b>, with a <b>participant</b> column to z-score within participants; "
+        "or <b>human_delta</b>; or <b>fc_good</b>, a forced choice's share) gets the correlation of the model's "
+        "difference with the humans' (Hu et al. 2025). Every run comes with a metadata "
         "file (<code>.meta.json</code>): the model and the SHA-256 of its weights, versions, your file's SHA-256."))
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
@@ -412,6 +424,11 @@ def build() -> None:
                              interactive=False, wrap=True, elem_id="file-phenomena", visible=False)
     preview = gr.Dataframe(elem_classes=["acc-table"], label="Preview (first 50 rows)", interactive=False, wrap=True,
                            max_height=500, elem_id="file-preview", visible=False)
+    # A file with ratings (rating_good/rating_bad, human_delta or fc_good): each pair a point; a row opens the probe
+    rated_plot = ratings_view.scatter_plot(None, elem_id="file-ratings-scatter", visible=False)
+    rated_pairs = gr.Dataframe(elem_classes=["acc-table"], label="Pairs beside the human ratings (model and humans "
+                               "furthest apart first)", interactive=False, wrap=True, max_height=400,
+                               elem_id="file-ratings-pairs", visible=False, column_widths=ratings_view.TABLE_WIDTHS)
 
     def on_model(model_id, current):
         kind = get_spec(model_id).kind
@@ -424,6 +441,11 @@ def build() -> None:
     run_event = run_btn.click(run_score, inputs, [result, summary, preview, upload, phenomena],
                               api_visibility="undocumented", concurrency_id=FILE_QUEUE,
                               concurrency_limit=FILE_EVENTS, validator=validate_job)
+    run_event.then(ratings_view.file_view, [result], [rated_plot, rated_pairs], api_visibility="undocumented")
+    if probe is not None:  # a pair of the ratings' table opens in the probe, as Explore's tables do
+        rated_pairs.select(ratings_view.opener(probe_tab_id), [rated_pairs, gr.State("your file"), model],
+                           [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs],
+                           api_visibility="undocumented").then(**probe.run_event)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoints: the same work. /score_file returns the result CSV alone (as before the
     # layout and tokens inputs came; both have defaults, so old clients get the same file),
@@ -439,5 +461,5 @@ def build() -> None:
     api_all_btn.click(api_score_all, inputs, [api_all_out], api_name="score_file_all", concurrency_id=FILE_QUEUE,
                       concurrency_limit=FILE_EVENTS, validator=validate_job,
                       api_description="As /score_file, returning every file written: the result CSV, the tokens CSV "
-                                      "(tokens=True), the summary by phenomenon (a phenomenon column) and the "
-                                      "metadata sidecar JSON.")
+                                      "(tokens=True), the summary by phenomenon (a phenomenon column), r with the "
+                                      "human ratings and its points (a file with ratings) and the metadata sidecar JSON.")

@@ -1,0 +1,125 @@
+"""Human ratings beside the model, as plain data for the tabs, the CSV and the API (issue 36).
+
+Two sources: a scored file whose rows carry ratings (``rating_good``/``rating_bad``, ``human_delta``,
+``fc_good``, with or without ``participant``: accapp.benchmarks.RATING_COLUMNS), and the built-in
+rated sets (``assets/ratings/<set>.parquet``) with the embedded models' precomputed results
+(``precomputed/ratings/<model>__<set>.parquet``) and meaning distances
+(``<model>__<set>_distance.parquet``, from the model's own hidden states: scripts/ratings_distances.py).
+
+Per method (and template, and answer order) the model's difference is score(good) - score(bad); the
+ensembles' scores are shares of votes, not scores of a sentence, so they are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from accapp.analysis import ratings as R
+from accapp.benchmarks import RATING_COLUMNS
+from accapp.schema import ENSEMBLE_METHODS
+
+ROOT = Path(__file__).resolve().parents[2]
+RATED = ROOT / "assets" / "ratings"
+PRECOMPUTED = ROOT / "precomputed" / "ratings"
+PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "ratings_published.json"
+KEY, SUMMARY_COLUMNS, POINT_COLUMNS = R.KEY, R.SUMMARY_COLUMNS, R.POINT_COLUMNS
+# the numbers live in analysis/ (the CLI reaches them there)
+summary, results_points, has_ratings = R.summary, R.results_points, R.has_ratings
+SETS = {"li": "LI (Sprouse, Schütze & Almeida 2013)"}  # the built-in rated sets, their words on screen
+
+
+def model_deltas(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per scored line of the long layout (accapp.service.score_file.long_frame): ``row`` and
+    KEY with model_delta = score_good - score_bad; ensembles and failed rows left out."""
+    ok = long[(long["error"] == "") & long["method"].notna() & ~long["method"].isin(list(ENSEMBLE_METHODS))].copy()
+    ok["model_delta"] = pd.to_numeric(ok["score_good"], errors="coerce") - pd.to_numeric(ok["score_bad"], errors="coerce")
+    for c in ("template", "variant"):
+        ok[c] = ok[c].fillna("").astype(str)
+    return ok[["row"] + KEY + ["model_delta"]]
+
+
+def file_points(long: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """Every (method, template, variant) x distinct pair of a scored file with ratings: POINT_COLUMNS
+    plus KEY. ``base`` is the scored input (``row`` 1-based, the input's good/bad and rating columns);
+    rows of the same pair (one per participant) are one point, the model's difference their mean."""
+    human = R.human_pairs(base)
+    rows = base[["row", "good", "bad"] + (["pair_id"] if "pair_id" in base else [])]
+    d = model_deltas(long).merge(rows, on="row")
+    d = d.groupby(KEY + ["good", "bad"], sort=False).agg(
+        row=("row", "min"), model_delta=("model_delta", "mean"),
+        **({"pair_id": ("pair_id", "first")} if "pair_id" in d else {})).reset_index()
+    d = d.merge(human, on=["good", "bad"], how="left")
+    if "pair_id" not in d:
+        d["pair_id"] = d["row"].astype(str)
+    d["meaning_distance"] = float("nan")
+    return d[KEY + POINT_COLUMNS + ["human_source"]]
+
+
+def file_summary(long: pd.DataFrame, base: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(summary, points) for a scored file with ratings; None for a file without any."""
+    if not has_ratings(base):
+        return None
+    points = file_points(long, base)
+    return summary(points), points
+
+
+# ------------------------------------------------------------------------------------ built-in sets
+@lru_cache(maxsize=8)  # the few rated sets x embedded models there are
+def _read(path: str) -> pd.DataFrame | None:
+    p = Path(path)
+    return pd.read_parquet(p) if p.exists() else None
+
+
+def rated_set(name: str) -> pd.DataFrame:
+    """A built-in rated set's pairs and ratings (assets/ratings/<name>.parquet)."""
+    if name not in SETS:
+        raise KeyError(f"no rated set {name!r}: {', '.join(SETS)}")
+    return _read(str(RATED / f"{name}.parquet"))
+
+
+def rated_models(name: str) -> list[str]:
+    """The models with precomputed results on a rated set."""
+    return sorted(p.name.split("__")[0] for p in PRECOMPUTED.glob(f"*__{name}.parquet"))
+
+
+def builtin_points(model: str, name: str = "li", meaning_matched_only: bool = False) -> pd.DataFrame:
+    """Every (method, template, variant) x pair of a built-in rated set for a model with precomputed
+    results: KEY + POINT_COLUMNS (meaning_distance from the model's own hidden states where computed)."""
+    pairs = rated_set(name)
+    results = _read(str(PRECOMPUTED / f"{model}__{name}.parquet"))
+    if results is None:
+        raise KeyError(f"no precomputed results of {model} on {name}")
+    res = results[~results["method"].isin(list(ENSEMBLE_METHODS))].copy()
+    res["model_delta"] = res["score_good"] - res["score_bad"]
+    for c in ("template", "variant"):
+        res[c] = res[c].fillna("").astype(str)
+    human = pairs[["pair_id", "good", "bad", "human_delta", "fc_good", "meaning_matched"]].reset_index(drop=True)
+    human["row"] = range(1, len(human) + 1)
+    dist = _read(str(PRECOMPUTED / f"{model}__{name}_distance.parquet"))
+    human["meaning_distance"] = human["pair_id"].map(dist.set_index("pair_id")["meaning_distance"]) \
+        if dist is not None else float("nan")
+    if meaning_matched_only:
+        human = human[human["meaning_matched"]]
+    pts = res[KEY + ["pair_id", "model_delta"]].merge(human, on="pair_id")
+    pts["human_source"] = "mean z-scores within participants (Sprouse et al. 2013, Likert)"
+    return pts[KEY + POINT_COLUMNS + ["human_source"]]
+
+
+def distance_bins(points: pd.DataFrame, method: str = "lp", template: str = "-", variant: str = "") -> pd.DataFrame:
+    """r by bins of meaning distance for one method's points (Hu et al. 2025 Fig. 3b)."""
+    g = points[(points["method"] == method) & (points["template"] == template) & (points["variant"] == variant)]
+    return R.by_distance(g["model_delta"], g["human_delta"], g["meaning_distance"])
+
+
+def published() -> list[dict]:
+    """What Hu et al. 2025 report for prediction 2, each with its source (accapp/data/ratings_published.json)."""
+    return json.loads(PUBLISHED.read_text(encoding="utf-8"))["records"]
+
+
+def columns_present(frame: pd.DataFrame) -> list[str]:
+    """The rating columns a parsed file has (for the summary's words)."""
+    return [c for c in RATING_COLUMNS if c in frame.columns]

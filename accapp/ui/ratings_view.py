@@ -1,0 +1,216 @@
+"""Human ratings beside the model (issue 36; Hu et al. 2025's prediction 2), drawn: r with its interval
+per method, a scatter of the pairs (hover: both sentences), r by bins of meaning distance, and the
+pairs as a table whose rows open in the probe. The numbers come from :mod:`accapp.service.ratings`;
+every string through esc. Used by Score a file (a file with ratings) and Explore ("Human ratings")."""
+
+from __future__ import annotations
+
+import math
+
+import gradio as gr
+import pandas as pd
+
+from accapp.methods import display_name
+from accapp.service import ratings as svc
+from accapp.ui.common import esc, note, pair_label
+
+POINT_TABLE = ["Pair", "Acceptable sentence", "Unacceptable sentence", "Model difference", "Human difference",
+               "Meaning distance"]
+TABLE_WIDTHS = ["14%", "29%", "29%", "9%", "9%", "10%"]  # the sentences wide, so the header stays one line
+MAX_TABLE_ROWS = 200  # pairs listed under the scatter (the CSV has them all)
+EMBEDDING_NOTE = ("Meaning distance: 1 - cosine similarity of the two sentences' embeddings, each the mean of the "
+                  "model's own hidden states at its middle layer over the sentence's tokens (Hu et al. 2025 used a "
+                  "sentence-embedding model, all-mpnet-base-v2, which does not reach this machine).")
+
+
+def _num(v, fmt="{:.2f}") -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+
+
+def _label(row) -> str:
+    tag = [t for t in (row["template"] if row["template"] not in ("-", "") else "", row["variant"]) if t]
+    return display_name(row["method"]) + (f" [{', '.join(tag)}]" if tag else "")
+
+
+def summary_html(summary: pd.DataFrame | None, published: list[dict] | None = None, title: str = "") -> str:
+    """r (Pearson, Spearman) with 95 % intervals per method, accuracy against the labels and against the
+    human majority; the paper's findings beneath, each with its source."""
+    if summary is None or summary.empty:
+        return ""
+    head = ["Method", "Pairs", "Pearson r [95 % CI]", "Spearman r [95 % CI]", "Accuracy vs labels (%)",
+            "Accuracy vs human majority (%)"]
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append([esc(_label(r)), str(int(r["pairs"])),
+                     f"{_num(r['pearson_r'])} [{_num(r['pearson_low'])}, {_num(r['pearson_high'])}]",
+                     f"{_num(r['spearman_r'])} [{_num(r['spearman_low'])}, {_num(r['spearman_high'])}]",
+                     _num(r["accuracy_labels"], "{:.1f}"),
+                     f"{_num(r['accuracy_humans'], '{:.1f}')} <span class='acc-small'>({int(r['human_pairs'])} pairs, "
+                     f"from {esc(r['human_majority_from'])})</span>"])
+    th = "".join(f"<th style='text-align:left;padding:0.3rem'>{h}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td style='padding:0.3rem'>{c}</td>" for c in row) + "</tr>" for row in rows)
+    first = summary.iloc[0]
+    text = (f"<div class='ratings-summary'>{f'<b>{esc(title)}</b>' if title else ''}"
+            f"<table class='ratings-table' style='width:100%;border-collapse:collapse'><thead><tr>{th}</tr></thead>"
+            f"<tbody>{body}</tbody></table><div class='acc-small'>Model difference: score(acceptable) - "
+            f"score(unacceptable); human difference: {esc(first['human_source'])}. {esc(first['source'])}.</div>")
+    if published:
+        items = "".join(f"<li>{esc(p['finding'])} <span class='acc-small'>({esc(p['models'])}; source: "
+                        f"{esc(p['source'])})</span></li>" for p in published)
+        text += ("<div class='acc-small' style='margin-top:0.4rem'><b>Published (Hu et al. 2025; their r values are "
+                 f"given in a figure only, so none is copied here):</b><ul>{items}</ul></div>")
+    return text + "</div>"
+
+
+def scatter_frame(points: pd.DataFrame, method: str, template: str = "-", variant: str = "") -> pd.DataFrame:
+    """One method's points as the scatter plots them (hover: both sentences)."""
+    g = points[(points["method"] == method) & (points["template"] == template) & (points["variant"] == variant)]
+    return pd.DataFrame({"human difference": g["human_delta"], "model difference": g["model_delta"],
+                         "acceptable": g["good"].map(esc), "unacceptable": g["bad"].map(esc),
+                         "pair": g["pair_id"].astype(str)}).dropna(subset=["human difference", "model difference"])
+
+
+def point_table(points: pd.DataFrame, method: str, template: str = "-", variant: str = "") -> pd.DataFrame:
+    """The pairs under the scatter, those where model and humans disagree most first (their differences
+    as z-scores over the pairs)."""
+    g = points[(points["method"] == method) & (points["template"] == template) & (points["variant"] == variant)].copy()
+    if g.empty:
+        return pd.DataFrame(columns=POINT_TABLE)
+    z = lambda s: (s - s.mean()) / (s.std() or 1.0)  # noqa: E731
+    g["gap"] = (z(g["model_delta"]) - z(g["human_delta"])).abs()
+    g = g.sort_values("gap", ascending=False).head(MAX_TABLE_ROWS)
+    return pd.DataFrame({"Pair": g["pair_id"].astype(str), "Acceptable sentence": g["good"], "Unacceptable sentence": g["bad"],
+                         "Model difference": g["model_delta"].round(3), "Human difference": g["human_delta"].round(3),
+                         "Meaning distance": g["meaning_distance"].round(4)})[POINT_TABLE]
+
+
+def scatter_plot(frame: pd.DataFrame | None, title: str = "", elem_id: str | None = None, visible: bool = True):
+    return gr.ScatterPlot(frame, x="human difference", y="model difference", title=title,
+                          tooltip=["pair", "acceptable", "unacceptable", "human difference", "model difference"],
+                          height=380, elem_id=elem_id, visible=visible)
+
+
+def method_keys(points: pd.DataFrame) -> list[tuple[str, str]]:
+    """(label, "method|template|variant") for each method in the points, in their order."""
+    keys = points[svc.KEY].drop_duplicates()
+    return [(_label(r), f"{r['method']}|{r['template']}|{r['variant']}") for _, r in keys.iterrows()]
+
+
+def split_key(key: str | None) -> tuple[str, str, str]:
+    method, template, variant = (str(key or "lp|-|").split("|") + ["", ""])[:3]
+    return method, template or "-", variant
+
+
+def humans_text(source: str, row) -> str:
+    """The humans' judgment of a pair beside the probe's verdict: each sentence's mean z-score and the
+    forced choice for a built-in rated set; the difference for a file's pair."""
+    if source in svc.SETS:
+        rated = svc.rated_set(source).set_index("pair_id")
+        if str(row["Pair"]) in rated.index:
+            r = rated.loc[str(row["Pair"])]
+            return (f" · humans: acceptable z = {r['rating_good']:+.2f}, unacceptable z = {r['rating_bad']:+.2f} "
+                    f"(difference {r['human_delta']:+.2f}); {100 * r['fc_good']:.0f} % chose the acceptable one")
+    value = row.get("Human difference") if hasattr(row, "get") else None
+    return f" · humans: difference {float(value):+.2f}" if value is not None and value == value else ""
+
+
+def open_pair(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
+    """A row of the pairs' table, as the probe's pair: (good, bad, meta, label, model update). A pair of a
+    built-in rated set goes with its meta, whose ``humans`` line (the z-scores, the forced choice) the
+    probe's label shows beside the verdict; a file's pair goes as typed sentences (meta None)."""
+    if table is None or len(table) == 0 or evt is None or evt.index is None:
+        return [gr.update()] * 5
+    i = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+    row = table.iloc[int(i)]
+    good, bad = str(row["Acceptable sentence"]), str(row["Unacceptable sentence"])
+    meta = None
+    if source in svc.SETS:
+        rated = svc.rated_set(source).set_index("pair_id")
+        pid = str(row["Pair"])
+        meta = {"benchmark": source, "paradigm": str(rated.loc[pid, "paradigm"]) if pid in rated.index else "",
+                "phenomenon": str(rated.loc[pid, "phenomenon"]) if pid in rated.index else "", "pair_id": pid,
+                "good": good, "bad": bad, "humans": humans_text(source, row).removeprefix(" · ")}
+    label = pair_label(meta) if meta else (f"<div class='acc-small'>{esc(source)} · pair {esc(row['Pair'])}"
+                                           f"{humans_text(source, row)}</div>")
+    return good, bad, meta, label, gr.update(value=model) if model else gr.update()
+
+
+def opener(probe_tab_id: str):
+    """open_pair and the probe's tab selected in the same update (no step where the sentences are in the
+    probe but its tab is not yet shown)."""
+    def handler(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
+        out = open_pair(table, source, model, evt)
+        return (*out, gr.update() if out[0] == gr.update() else gr.Tabs(selected=probe_tab_id))
+
+    return handler
+
+
+# ------------------------------------------------------------------------------------ Explore's view
+def explore_view(name: str, model: str | None, key: str | None, matched: bool):
+    """The built-in rated set's view for a model and method: (summary HTML, scatter, bins, table,
+    method choices update)."""
+    models = svc.rated_models(name)
+    if not models:
+        empty = note("No precomputed results on this rated set yet.", "warn")
+        return empty, None, None, pd.DataFrame(columns=POINT_TABLE), gr.update(choices=[], value=None)
+    model = model if model in models else models[0]
+    points = svc.builtin_points(model, name, meaning_matched_only=bool(matched))
+    choices = method_keys(points)
+    values = [v for _, v in choices]
+    key = key if key in values else ("lp|-|" if "lp|-|" in values else values[0])
+    method, template, variant = split_key(key)
+    which = " (meaning-matched pairs: edit distance below its 75th percentile)" if matched else ""
+    html = summary_html(svc.summary(points), [p for p in svc.published() if p["set"] == name], f"{svc.SETS[name]}: {model}{which}")
+    bins = svc.distance_bins(points, method, template, variant)
+    bins_frame = pd.DataFrame({"meaning distance (bin median)": bins["distance_mid"], "Pearson r": bins["pearson_r"],
+                               "pairs": bins["pairs"]}) if not bins.empty else None
+    html += f"<div class='acc-small'>{esc(EMBEDDING_NOTE)}</div>"
+    return (html, scatter_frame(points, method, template, variant), bins_frame,
+            point_table(points, method, template, variant), gr.update(choices=choices, value=key))
+
+
+def build_explore(probe, tabs, probe_tab_id: str) -> None:
+    """The "Human ratings" view inside Explore: its own set, model and method (the rated sets are not
+    benchmarks of the store); a row of the pairs' table opens it in the probe."""
+    names = list(svc.SETS)
+    gr.HTML(note("Within minimal pairs, does the model's difference follow the humans' difference in acceptability "
+                 "(Hu et al. 2025, prediction 2)? Each point is a pair; hover for its sentences. Click a pair in the "
+                 "table (those where model and humans disagree most come first) to open it in the probe.", "info"))
+    with gr.Row():
+        rated = gr.Dropdown([(svc.SETS[n], n) for n in names], value=names[0], label="Rated set", elem_id="ratings-set")
+        models = svc.rated_models(names[0])
+        model = gr.Dropdown(models, value=models[0] if models else None, label="Model", elem_id="ratings-model")
+        method = gr.Dropdown([], value=None, label="Method (scatter, bins, table)", elem_id="ratings-method")
+        matched = gr.Checkbox(False, label="Meaning-matched pairs only (Hu et al.'s filter)", elem_id="ratings-matched")
+    summary = gr.HTML("", elem_id="ratings-summary")
+    with gr.Row():
+        scatter = scatter_plot(None, "Model difference against human difference", elem_id="ratings-scatter")
+        bins = gr.LinePlot(None, x="meaning distance (bin median)", y="Pearson r", title="r by meaning distance (10 equal bins)",
+                           height=380, elem_id="ratings-bins")
+    table = gr.Dataframe(elem_classes=["acc-table"], label="Pairs (click one to open it in the probe)", interactive=False,
+                         wrap=True, max_height=400, elem_id="ratings-pairs", column_widths=TABLE_WIDTHS)
+    hidden = dict(api_visibility="undocumented")
+    inputs, outputs = [rated, model, method, matched], [summary, scatter, bins, table, method]
+    for comp in (rated, model, method, matched):
+        comp.input(explore_view, inputs, outputs, **hidden)
+    table.select(opener(probe_tab_id), [table, rated, model],
+                 [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs], **hidden).then(**probe.run_event)
+    return inputs, outputs
+
+
+# ------------------------------------------------------------------------------------ Score a file
+def file_view(files):
+    """After a file is scored: the scatter and the pairs' table from its ratings points CSV (hidden
+    when the file had no ratings); the method is LP where it was scored, else the first."""
+    path = next((str(f) for f in (files or []) if str(f).endswith("-ratings-points.csv")), None)
+    if path is None:
+        return gr.update(visible=False), gr.update(visible=False)
+    points = pd.read_csv(path, keep_default_na=False, na_values=[""],
+                         dtype={"method": str, "template": str, "variant": str, "good": str, "bad": str, "pair_id": str})
+    for c in ("template", "variant"):
+        points[c] = points[c].fillna("")
+    values = [v for _, v in method_keys(points)]
+    method, template, variant = split_key("lp|-|" if "lp|-|" in values else values[0])
+    title = f"{display_name(method)}: model difference against human difference"
+    return (gr.update(value=scatter_frame(points, method, template, variant), visible=True, title=title),
+            gr.update(value=point_table(points, method, template, variant), visible=True))
