@@ -20,6 +20,7 @@ import pandas as pd
 
 from accapp.analysis import ratings as R
 from accapp.benchmarks import RATING_COLUMNS
+from accapp.methods import headline
 from accapp.schema import ENSEMBLE_METHODS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,8 +110,10 @@ def builtin_points(model: str, name: str = "li", meaning_matched_only: bool = Fa
     return pts[KEY + POINT_COLUMNS + ["human_source"]]
 
 
-def distance_bins(points: pd.DataFrame, method: str = "lp", template: str = "-", variant: str = "") -> pd.DataFrame:
-    """r by bins of meaning distance for one method's points (Hu et al. 2025 Fig. 3b)."""
+def distance_bins(points: pd.DataFrame, method: str | None = None, template: str = "-", variant: str = "") -> pd.DataFrame:
+    """r by bins of meaning distance for one method's points (Hu et al. 2025 Fig. 3b); the causal headline
+    method (LP) by default."""
+    method = method or headline("causal")
     g = points[(points["method"] == method) & (points["template"] == template) & (points["variant"] == variant)]
     return R.by_distance(g["model_delta"], g["human_delta"], g["meaning_distance"])
 
