@@ -8,6 +8,7 @@ good, bad: the same path for shipped benchmarks and user files.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -240,7 +241,7 @@ def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[i
     long_lines: set[int] = set()
     # The csv module ends a row at any CR or LF; other breaks than the file's ending stand in for
     # characters the file lacks while it parses, and are put back in each cell after.
-    stand_in = {c: _absent_char(text, k) for k, c in enumerate("\r\n")}  # inside a line, either is lone
+    stand_in = dict(zip("\r\n", _absent_chars(text, 2)))  # inside a line, either is lone
     back = {v: k for k, v in stand_in.items()}
     physical = text.split(ending)
     if physical and physical[-1] == "":
@@ -309,10 +310,10 @@ def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[i
     return records, errors
 
 
-def _absent_char(text: str, k: int) -> str:
-    """A private-use character the text does not hold (the k-th such), to stand in for another while it parses."""
-    found = [c for c in map(chr, range(0xE000, 0xF900)) if c not in text]
-    return found[k]
+def _absent_chars(text: str, n: int) -> list[str]:
+    """The first ``n`` private-use characters the text does not hold, to stand in for others while it
+    parses; the search stops once it has them (each look is a pass over the text)."""
+    return list(itertools.islice((c for c in map(chr, range(0xE000, 0xF900)) if c not in text), n))
 
 
 def _jsonl_records(text: str, max_rows: int = MAX_ROWS) -> tuple[list[dict], dict[int, str]]:
