@@ -164,8 +164,8 @@ class FileQueue:
         """remove(real path) unless a job in the queue needs the file; under the queue's lock, so no
         job is admitted with that file between the check and the removal. True when removed."""
         real = os.path.realpath(str(path))
-        with self._changed:
-            if any(real in j.uploads for j in self._running + self._waiting):
+        with self._changed:  # a re-entrant lock: uploads_in_use takes it again
+            if real in self.uploads_in_use():
                 return False
             return bool(remove(real))
 
