@@ -154,7 +154,7 @@ def test_csv_downloads_written_atomically_and_bounded(shipped_state, tmp_path, m
 def test_wrong_pairs_sort_and_filter(shipped_state):
     from accapp.service import explore as view_model
 
-    df = explore.wrong_pairs(view_model.select(BENCH, MODEL, ["lp"], "mean"), "lp")
+    df = view_model.wrong_pairs(view_model.select(BENCH, MODEL, ["lp"], "mean"), "lp")
     assert len(df) > explore.WRONG_LIMIT  # wrong: the bad sentence wins, or a tie
     slack = [tie_tolerance(g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
     assert (df["Margin (good − bad)"] <= slack).all()
@@ -177,7 +177,7 @@ def test_climp_human_baseline_published_and_labelled(shipped_state):
 
     hum = published_human(shipped_state.store(), "climp", "overall")
     assert hum.accuracy.tolist() == [95.8] and "Xiang et al. 2021" in hum.source.iloc[0]
-    overall = explore.overall_table(view_model.select("climp", None, ["lp"], "mean"))
+    overall = view_model.overall_table(view_model.select("climp", None, ["lp"], "mean"))
     row = overall[overall.Model == "humans"].iloc[0]
     assert row["Accuracy (%)"] == 95.8 and "Xiang et al. 2021" in row.Source and "agreement" in row.Method
     assert "95.8 %" in explore.human_note_html("climp") and explore.human_note_html("blimp") == ""

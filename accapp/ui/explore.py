@@ -72,7 +72,11 @@ def _safe(section: str, fn, fallback):
 
 
 def status_html(bench: str, model: str | None) -> str:
-    sel = svc.select(bench, model, None)
+    """The status line of a benchmark and model (the selection checked against the store)."""
+    return _status_html(svc.select(bench, model, None))
+
+
+def _status_html(sel) -> str:
     facts = svc.run_facts(sel)
     if facts is None:
         return note(f"No precomputed results for <b>{esc(sel.label)}</b> yet (the benchmark runs are still being "
@@ -90,10 +94,6 @@ def status_html(bench: str, model: str | None) -> str:
     if facts["skipped"]:
         text += f"<br>Unreadable result files left out: {esc(', '.join(facts['skipped']))}."
     return note(text, "info")
-
-
-def overall_table(sel) -> pd.DataFrame:
-    return svc.overall_table(sel)
 
 
 def phenomenon_view(sel, show_models, sink=None):
@@ -180,10 +180,6 @@ def findings_html(sel) -> str:
     return note(f"Published for comparison:<ul style='margin:0.3rem 0 0 1.2rem'>{items}</ul>", "info")
 
 
-def wrong_pairs(sel, method) -> pd.DataFrame:
-    return svc.wrong_pairs(sel, method)
-
-
 def _render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None, wrong_text="",
             wrong_phen="all", wrong_sort="order") -> dict:
     """Everything the tab shows, by name (VIEWS), and "files": the CSV files ({name: path or None})."""
@@ -191,8 +187,8 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     fig_fallback = plots.empty_figure
     df_fallback = lambda msg: pd.DataFrame({"message": [msg]})  # noqa: E731
     sink: dict = {}  # the data behind each figure, for its CSV
-    status = status_html(sel.bench, sel.model)
-    overall = _safe("Overall", lambda: overall_table(sel), df_fallback)
+    status = _status_html(sel)
+    overall = _safe("Overall", lambda: svc.overall_table(sel), df_fallback)
     phen = _safe("By phenomenon", lambda: phenomenon_view(sel, show_models, sink), fig_fallback)
     length = _safe("Token length", lambda: length_view(sel, sink), fig_fallback)
     phen_choices = svc.phenomena(sel)
@@ -203,7 +199,7 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     shuffle = _safe("Word shuffling", lambda: shuffle_view(sel, sink), fig_fallback)
     attract = _safe("Attractors", lambda: attractor_view(sel, sink), fig_fallback)
     wrong_method = wrong_method if wrong_method in sel.present else (sel.methods[0] if sel.methods else None)
-    every_wrong = _safe("Wrong pairs", lambda: wrong_pairs(sel, wrong_method), lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
+    every_wrong = _safe("Wrong pairs", lambda: svc.wrong_pairs(sel, wrong_method), lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
     wrong_phen = wrong_phen if wrong_phen in phen_choices else "all"
     kept = filter_wrong(every_wrong, wrong_text, wrong_phen, wrong_sort)
     wrong = kept.head(WRONG_LIMIT)
@@ -288,7 +284,7 @@ def human_note_html(bench: str) -> str:
     if not text:
         return ""
     return note(esc(text) + " It is in the overall table, labelled; the phenomenon figure has no "
-                f"human markers for {esc(svc.select(bench, None, None).label)}.", "info")
+                f"human markers for {esc(svc.label_of(bench))}.", "info")
 
 
 # ------------------------------------------------------------------------------------ links
