@@ -33,13 +33,20 @@ summary, results_points, has_ratings = R.summary, R.results_points, R.has_rating
 SETS = {"li": "LI (Sprouse, Schütze & Almeida 2013)"}  # the built-in rated sets, their words on screen
 
 
+def _with_deltas(results: pd.DataFrame) -> pd.DataFrame:
+    """Result rows that score a sentence (ensembles left out), with model_delta = score_good - score_bad
+    and the template and answer order as text (the points' keys)."""
+    out = results[~results["method"].isin(list(ENSEMBLE_METHODS))].copy()
+    out["model_delta"] = pd.to_numeric(out["score_good"], errors="coerce") - pd.to_numeric(out["score_bad"], errors="coerce")
+    for c in ("template", "variant"):
+        out[c] = out[c].fillna("").astype(str)
+    return out
+
+
 def model_deltas(long: pd.DataFrame) -> pd.DataFrame:
     """One row per scored line of the long layout (accapp.service.score_file.long_frame): ``row`` and
     KEY with model_delta = score_good - score_bad; ensembles and failed rows left out."""
-    ok = long[(long["error"] == "") & long["method"].notna() & ~long["method"].isin(list(ENSEMBLE_METHODS))].copy()
-    ok["model_delta"] = pd.to_numeric(ok["score_good"], errors="coerce") - pd.to_numeric(ok["score_bad"], errors="coerce")
-    for c in ("template", "variant"):
-        ok[c] = ok[c].fillna("").astype(str)
+    ok = _with_deltas(long[(long["error"] == "") & long["method"].notna()])
     return ok[["row"] + KEY + ["model_delta"]]
 
 
@@ -94,10 +101,7 @@ def builtin_points(model: str, name: str = "li", meaning_matched_only: bool = Fa
     results = _read(str(PRECOMPUTED / f"{model}__{name}.parquet"))
     if results is None:
         raise KeyError(f"no precomputed results of {model} on {name}")
-    res = results[~results["method"].isin(list(ENSEMBLE_METHODS))].copy()
-    res["model_delta"] = res["score_good"] - res["score_bad"]
-    for c in ("template", "variant"):
-        res[c] = res[c].fillna("").astype(str)
+    res = _with_deltas(results)
     human = pairs[["pair_id", "good", "bad", "human_delta", "fc_good", "meaning_matched"]].reset_index(drop=True)
     human["row"] = range(1, len(human) + 1)
     dist = _read(str(PRECOMPUTED / f"{model}__{name}_distance.parquet"))
