@@ -1,5 +1,6 @@
-"""The naive reference scorer: one plain forward pass per string, no batching, no prefix
-sharing, full-vocabulary logits at every position. Same requests, same numbers (within float
+"""The naive reference scorer: one plain forward pass per string (a prompt's one-token answers
+all read from the pass over the prompt), no batching, no prefix sharing between strings,
+full-vocabulary logits at every position. Same requests, same numbers (within float
 noise) as the fast causal scorer: used to check every optimisation and to measure its gain.
 """
 
@@ -22,6 +23,10 @@ class NaiveScorer(CausalScorer):
         logits = self.model(torch.tensor([ids], device=self.device)).logits[0].double()
         return torch.log_softmax(logits, dim=-1).cpu()
 
+    @torch.inference_mode()
+    def _last_logits(self, ids) -> torch.Tensor:
+        return self.model(torch.tensor([list(ids)], device=self.device)).logits[0, -1].cpu()
+
     def execute(self, requests) -> dict:
         out: dict = {}
         for r in requests:
@@ -32,14 +37,18 @@ class NaiveScorer(CausalScorer):
                 lps = np.array([logp[i - 1, seq[i]].item() for i in range(1, len(seq))], dtype=np.float32)
                 out[r] = self._seq_result(r, encoded, seq, lps)
             elif isinstance(r, NextRequest):
+                # One pass over each prompt: every one-token answer is read from its last row (the
+                # next-token distribution); a longer answer gets a pass of its own over prompt + answer.
+                rows: dict[tuple, torch.Tensor] = {}  # prompt ids -> its last row (log-probs, or raw logits)
                 vals = []
                 for context, answer in self.answer_plan(r):
-                    seq = list(context) + list(answer)
-                    if r.raw:  # the authors' raw-logit ratio: the answer's logit itself
-                        with torch.inference_mode():
-                            logits = self.model(torch.tensor([list(context)], device=self.device)).logits[0, -1]
-                        vals.append(float(logits[answer[0]]))
+                    context = tuple(context)
+                    if r.raw or len(answer) == 1:
+                        if context not in rows:
+                            rows[context] = self._last_logits(context) if r.raw else self._full_logprobs(list(context))[-1]
+                        vals.append(float(rows[context][answer[0]]))  # r.raw: the authors' raw-logit ratio
                         continue
+                    seq = list(context) + list(answer)
                     logp = self._full_logprobs(seq)
                     vals.append(sum(logp[i - 1, seq[i]].item() for i in range(len(context), len(seq))))
                 out[r] = np.asarray(vals, dtype=np.float64)
