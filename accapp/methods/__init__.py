@@ -103,6 +103,15 @@ def resolve(ids, kind: str | None = "causal") -> list:
     return [table[i] for i in wanted]
 
 
+def for_model(model_id: str, ids, runnable_only: bool = False):
+    """(the model's spec, the method ids a request runs with it): ids_for its kind. One call from a
+    request's model id down to its spec, so the check never climbs back up from the model registry."""
+    from accapp.models import get_spec
+
+    spec = get_spec(model_id)
+    return spec, ids_for(spec.kind, ids, runnable_only)
+
+
 def ids_for(kind: str, ids, runnable_only: bool = False) -> list[str]:
     """The method ids a request runs with a model of this kind: None, 'all' or ['all'] = every method
     of the kind; a list or a comma-separated string otherwise. Unknown ids, or ids the kind cannot

@@ -21,7 +21,7 @@ import pandas as pd
 from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
-from accapp.methods import describe, descriptors, headline_methods, ids_for, method_ids, split_stages, stage_families
+from accapp.methods import describe, descriptors, for_model, headline_methods, ids_for, method_ids, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import verdicts
@@ -52,14 +52,19 @@ def method_choices(kind: str) -> list[tuple[str, str]]:
     return [(f"{describe(i).name}  ({describe(i).family})", i) for i in method_ids(kind)]
 
 
-def model_spec(model):
-    """The spec of a request's model (None or '' = the default model); anything but a string id is
-    refused with a message here, before it reaches code that expects one."""
+def model_id_of(model) -> str:
+    """A request's model id (None or '' = the default model); anything but a string id is refused
+    with a message here, before it reaches code that expects one."""
     if model is None or model == "":
-        model = DEFAULT_MODEL
+        return DEFAULT_MODEL
     if not isinstance(model, str):
         raise UserError(f"The model must be a model id (a string such as '{DEFAULT_MODEL}'), not a {type(model).__name__}.")
-    return get_spec(model)
+    return model
+
+
+def model_spec(model):
+    """The spec of a request's model (model_id_of's checks first)."""
+    return get_spec(model_id_of(model))
 
 
 def check_probe(kind: str, good, bad, methods) -> list[str]:
@@ -381,8 +386,9 @@ def check_request(model, good, bad, methods, runnable_only: bool = False) -> Pro
     can run, or all of its own where it can run none."""
     validate_sentence(good, "acceptable sentence")
     validate_sentence(bad, "unacceptable sentence")
-    spec = model_spec(model)
-    return ProbeRequest(model or DEFAULT_MODEL, spec, good, bad, ids_for(spec.kind, methods, runnable_only))
+    model_id = model_id_of(model)
+    spec, ids = for_model(model_id, methods, runnable_only)
+    return ProbeRequest(model_id, spec, good, bad, ids)
 
 
 def store_or_none():
