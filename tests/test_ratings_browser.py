@@ -1,6 +1,7 @@
 """Human ratings beside the model, end to end in headless Chromium (issue 36): a 20-pair file with
-ratings is scored in the app; the summary shows r with its interval, the scatter is drawn, and a pair
-of the ratings' table opens in the probe."""
+ratings is scored in the app; the summary shows r with its interval, the scatter is drawn, a click on
+one of its points opens that pair in the probe, and so does a pair of the ratings' table. In Explore's
+"Human ratings" view a click on a point of the built-in LI set opens its pair with the humans' z-scores."""
 
 from __future__ import annotations
 
@@ -11,28 +12,54 @@ import pandas as pd
 import pytest
 
 from tests.test_app_browser import TIMEOUT_MS, table_rows, upload
-from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+from tests.ui_server import CHROMIUM, launch_browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def page(app_server):
     from playwright.sync_api import sync_playwright
 
-    srv = start_server(tmp_path_factory.mktemp("ratings-app"), {})
-    try:
-        with sync_playwright() as p:
-            b = launch_browser(p)
-            pg = b.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            pg.set_default_timeout(TIMEOUT_MS)
-            pg.goto(srv.url)
-            pg.wait_for_selector("#probe-run")
-            yield pg
-            b.close()
-    finally:
-        srv.stop()
+    with sync_playwright() as p:
+        b = launch_browser(p)
+        pg = b.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        pg.goto(app_server.url)
+        pg.wait_for_selector("#probe-run")
+        yield pg
+        b.close()
+
+
+# The most isolated point of a plotly scatter (so the click can hit no other), its pair and its place on
+# the page: plotly's own axes (l2p) turn the point's data into pixels inside the plot area.
+ISOLATED_POINT = """(id) => {
+  const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+  if (!gd || !gd._fullLayout || !gd.data || !gd.data[0] || gd.getAttribute('data-click-hook') !== '1') return null;
+  const t = gd.data[0], L = gd._fullLayout, box = gd.getBoundingClientRect();
+  const xs = t.x.map((v) => box.left + L._size.l + L.xaxis.l2p(v));
+  const ys = t.y.map((v) => box.top + L._size.t + L.yaxis.l2p(v));
+  let best = -1, far = -1;
+  for (let i = 0; i < xs.length; i++) {
+    let near = Infinity;
+    for (let j = 0; j < xs.length; j++) if (j !== i) near = Math.min(near, Math.hypot(xs[i] - xs[j], ys[i] - ys[j]));
+    if (near > far) { far = near; best = i; }
+  }
+  const d = t.customdata[best];
+  return {x: xs[best], y: ys[best], pair: String(d[0]), good: String(d[1]), bad: String(d[2]), gap: far};
+}"""
+
+
+def click_a_point(page, scatter_id: str) -> dict:
+    """Click the most isolated point of the scatter; returns its pair (customdata)."""
+    page.locator(f"#{scatter_id}").scroll_into_view_if_needed()
+    page.wait_for_function(f"() => ({ISOLATED_POINT})('{scatter_id}') !== null")
+    point = page.evaluate(ISOLATED_POINT, scatter_id)
+    assert point["gap"] > 6, point  # no other point within 6 px
+    page.mouse.move(point["x"], point["y"])
+    page.mouse.click(point["x"], point["y"])
+    return point
 
 
 def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
@@ -57,6 +84,32 @@ def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
     first = table_rows(page, "file-ratings-pairs")[0]
     assert first[1] in set(rows["good"])
     screenshot(page, "score-file-ratings.png")
+    # a click on a point of the scatter: that pair in the probe, the probe's tab shown
+    point = click_a_point(page, "file-ratings-scatter")
+    pair = rows.iloc[int(point["pair"]) - 1]  # a file's pair id is its row
+    assert (point["good"], point["bad"]) == (pair["good"], pair["bad"])
+    page.wait_for_function("([g, b]) => (document.querySelector('#probe-good textarea')?.value || '') === g && "
+                           "(document.querySelector('#probe-bad textarea')?.value || '') === b", arg=[pair["good"], pair["bad"]])
+    assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
+    assert f"pair {point['pair']}" in page.inner_text("#probe-pair-label")
+    screenshot(page, "score-file-ratings-point-opened.png")
+    # and a row of the pairs' table
+    page.get_by_role("tab", name="Score a file").click()
     page.locator("#file-ratings-pairs [role=gridcell]").nth(1).click()
     page.wait_for_function("([g]) => (document.querySelector('#probe-good textarea')?.value || '') === g", arg=[first[1]])
     assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
+
+
+def test_a_point_of_the_builtin_set_opens_with_the_humans(page):
+    """Explore -> Human ratings (LI): a click on a point opens the pair in the probe with the humans'
+    z-scores beside it (from assets/ratings/li.parquet)."""
+    li = pd.read_parquet(Path(__file__).resolve().parents[1] / "assets" / "ratings" / "li.parquet").set_index("pair_id")
+    page.get_by_role("tab", name="Explore results").click()
+    page.get_by_role("tab", name="Human ratings").click()
+    page.wait_for_function("() => (document.querySelector('#ratings-summary')?.innerText || '').includes('Pearson r')")
+    point = click_a_point(page, "ratings-scatter")
+    row = li.loc[point["pair"]]
+    page.wait_for_function("([g]) => (document.querySelector('#probe-good textarea')?.value || '') === g", arg=[row["good"]])
+    assert page.input_value("#probe-bad textarea") == row["bad"]
+    label = page.inner_text("#probe-pair-label")
+    assert f"acceptable z = {row['rating_good']:+.2f}" in label and f"unacceptable z = {row['rating_bad']:+.2f}" in label
