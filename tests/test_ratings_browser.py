@@ -36,17 +36,17 @@ def page(app_server):
 # the page: plotly's own axes (l2p) turn the point's data into pixels inside the plot area.
 ISOLATED_POINT = """(id) => {
   const gd = document.querySelector('#' + id + ' .js-plotly-plot');
-  if (!gd || !gd._fullLayout || !gd.data || !gd.data[0] || gd.getAttribute('data-click-hook') !== '1') return null;
-  const t = gd.data[0], L = gd._fullLayout, box = gd.getBoundingClientRect();
-  const xs = t.x.map((v) => box.left + L._size.l + L.xaxis.l2p(v));
-  const ys = t.y.map((v) => box.top + L._size.t + L.yaxis.l2p(v));
+  if (!gd || !gd._fullLayout || !gd.calcdata || !gd.calcdata[0] || gd.getAttribute('data-click-hook') !== '1') return null;
+  const cd = gd.calcdata[0], t = gd._fullData[0], L = gd._fullLayout, box = gd.getBoundingClientRect();
+  const xs = cd.map((p) => box.left + L._size.l + L.xaxis.l2p(p.x));
+  const ys = cd.map((p) => box.top + L._size.t + L.yaxis.l2p(p.y));
   let best = -1, far = -1;
   for (let i = 0; i < xs.length; i++) {
     let near = Infinity;
     for (let j = 0; j < xs.length; j++) if (j !== i) near = Math.min(near, Math.hypot(xs[i] - xs[j], ys[i] - ys[j]));
     if (near > far) { far = near; best = i; }
   }
-  const d = t.customdata[best];
+  const d = t.customdata[cd[best].i === undefined ? best : cd[best].i];
   return {x: xs[best], y: ys[best], pair: String(d[0]), good: String(d[1]), bad: String(d[2]), gap: far};
 }"""
 
@@ -79,7 +79,7 @@ def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
     assert "Scored 20 of 20 rows" in summary and "Beside the human ratings" in summary
     lp = next(line for line in summary.splitlines() if line.startswith("LP\t") or line.startswith("LP "))
     assert re.search(r"\t20\t-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", lp), lp  # 20 pairs, r [low, high]
-    page.wait_for_selector("#file-ratings-scatter canvas, #file-ratings-scatter svg", state="visible")
+    page.wait_for_selector("#file-ratings-scatter .js-plotly-plot .main-svg", state="visible")  # the plotly scatter
     page.wait_for_function("() => document.querySelectorAll('#file-ratings-pairs [role=gridcell]').length > 0")
     first = table_rows(page, "file-ratings-pairs")[0]
     assert first[1] in set(rows["good"])

@@ -146,3 +146,26 @@ def test_engine_words_are_jieba_words_and_add_up(name, request):
     for key, score in (("good", lp.score_good), ("bad", lp.score_bad)):
         assert [w["word"] for w in result.words[key]] == EXPECTED[good if key == "good" else bad]
         assert sum(w["logprob_sum"] for w in result.words[key]) == pytest.approx(float(score), abs=1e-4)
+
+
+# ---- the page: which segmenter, and the character view --------------------------------
+def test_page_names_the_segmenter_and_has_a_character_view(tiny_gemma):
+    """The Probe tab's figure in the words view shows jieba's words and its note names jieba; the
+    "characters" view shows one character a word, both adding up to the same total; a share link
+    keeps the view."""
+    from accapp.ui import links
+    from accapp.ui import probe as ui
+
+    engine = Engine(make_scorer(tiny_gemma))
+    words = engine.word_scores([TABLE, "我买了一只书。"])
+    tokens = {k: t for k, (t, _) in zip(("good", "bad"), engine.token_scores([TABLE, "我买了一只书。"]))}
+    report = {"words": {"good": words[TABLE], "bad": words["我买了一只书。"]}, "tokens": tokens,
+              "word_rule": engine.word_rule}
+    note = ui.view_note(report, "words")
+    assert "jieba 0.42.1" in note and "characters" in note
+    assert "one character a word" in ui.view_note(report, "characters")
+    fig_words, fig_chars = ui._word_figure(report, "bits", "words"), ui._word_figure(report, "bits", "characters")
+    assert len(fig_chars.data[0].x) == len(TABLE) and len(fig_words.data[0].x) == len(EXPECTED[TABLE])  # the good row
+    assert "characters" in ui.VIEWS and tuple(ui.VIEWS) == links.VIEWS
+    english = {"words": {"good": [], "bad": []}, "tokens": tokens, "word_rule": engine.word_rule}
+    assert "jieba" not in ui.view_note(english, "words")

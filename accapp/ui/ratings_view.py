@@ -83,7 +83,8 @@ def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "") 
              for p, a, u, h, m in zip(frame["pair"], frame["acceptable"], frame["unacceptable"],
                                       frame["human difference"], frame["model difference"])]
     fig = go.Figure(go.Scatter(
-        x=frame["human difference"], y=frame["model difference"], mode="markers",
+        x=frame["human difference"].astype(float).tolist(), y=frame["model difference"].astype(float).tolist(),
+        mode="markers",  # plain lists: plotly would send numpy arrays base64-encoded
         marker=dict(size=9, color="#1c7ed6", opacity=0.7, line=dict(width=0.5, color="white")),
         customdata=list(zip(frame["pair"], frame["good"], frame["bad"])), hovertext=hover, hoverinfo="text"))
     fig.update_layout(title=dict(text=esc(title), x=0.01, xanchor="left", font=dict(size=15)) if title else None,
