@@ -47,8 +47,26 @@ ISOLATED_POINT = """(id) => {
     if (near > far) { far = near; best = i; }
   }
   const d = t.customdata[cd[best].i === undefined ? best : cd[best].i];
-  return {x: xs[best], y: ys[best], pair: String(d[0]), good: String(d[1]), bad: String(d[2]), gap: far};
+  return {x: xs[best], y: ys[best], human: cd[best].x, pair: String(d[0]), good: String(d[1]), bad: String(d[2]), gap: far};
 }"""
+
+
+def open_subtab(page, scope: str, name: str) -> None:
+    """Click the tab `name` inside `scope`, through the tabs' overflow menu ("•••") when it is there."""
+    tab = page.locator(f"{scope} button[role=tab]", has_text=name)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    page.locator(f"{scope} .overflow-menu button").first.click()
+    page.locator(f"{scope} .overflow-dropdown button", has_text=name).first.click()
+
+
+def wait_probe_done(page) -> None:
+    """The probe's headline is drawn and no stage is still computing (so no probe is left running when the
+    shared server stops)."""
+    page.wait_for_function("() => (document.querySelector('#probe-summary')?.innerText || '').includes('One vote per method')"
+                           " && !(document.querySelector('#probe-status')?.innerText || '').includes('Still computing')"
+                           " && !document.querySelector('#probe-status .acc-pending')")
 
 
 def click_a_point(page, scatter_id: str) -> dict:
@@ -86,8 +104,10 @@ def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
     screenshot(page, "score-file-ratings.png")
     # a click on a point of the scatter: that pair in the probe, the probe's tab shown
     point = click_a_point(page, "file-ratings-scatter")
-    pair = rows.iloc[int(point["pair"]) - 1]  # a file's pair id is its row
-    assert (point["good"], point["bad"]) == (pair["good"], pair["bad"])
+    hit = rows[(rows["good"] == point["good"]) & (rows["bad"] == point["bad"])]
+    assert len(hit) == 1, point  # the point is one of the file's pairs, at its human difference
+    pair = hit.iloc[0]
+    assert point["human"] == pytest.approx(pair["rating_good"] - pair["rating_bad"], abs=1e-9)
     page.wait_for_function("([g, b]) => (document.querySelector('#probe-good textarea')?.value || '') === g && "
                            "(document.querySelector('#probe-bad textarea')?.value || '') === b", arg=[pair["good"], pair["bad"]])
     assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
@@ -98,18 +118,32 @@ def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
     page.locator("#file-ratings-pairs [role=gridcell]").nth(1).click()
     page.wait_for_function("([g]) => (document.querySelector('#probe-good textarea')?.value || '') === g", arg=[first[1]])
     assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
+    wait_probe_done(page)
 
 
 def test_a_point_of_the_builtin_set_opens_with_the_humans(page):
     """Explore -> Human ratings (LI): a click on a point opens the pair in the probe with the humans'
-    z-scores beside it (from assets/ratings/li.parquet)."""
-    li = pd.read_parquet(Path(__file__).resolve().parents[1] / "assets" / "ratings" / "li.parquet").set_index("pair_id")
+    z-scores beside it (from assets/ratings/li.parquet), in the pair's line and beside the verdict, with
+    the model's precomputed LP difference for the pair (precomputed/ratings/)."""
+    root = Path(__file__).resolve().parents[1]
+    li = pd.read_parquet(root / "assets" / "ratings" / "li.parquet").set_index("pair_id")
     page.get_by_role("tab", name="Explore results").click()
-    page.get_by_role("tab", name="Human ratings").click()
+    open_subtab(page, "#tab-explore", "Human ratings")
     page.wait_for_function("() => (document.querySelector('#ratings-summary')?.innerText || '').includes('Pearson r')")
+    model = "smollm2-135m-instruct"  # the smaller embedded model: the probe the click starts is quick
+    page.click("#ratings-model input")
+    page.locator("[role=option]", has_text=model).first.click()
+    page.wait_for_function("([m]) => (document.querySelector('#ratings-summary')?.innerText || '').includes(m)", arg=[model])
     point = click_a_point(page, "ratings-scatter")
     row = li.loc[point["pair"]]
     page.wait_for_function("([g]) => (document.querySelector('#probe-good textarea')?.value || '') === g", arg=[row["good"]])
     assert page.input_value("#probe-bad textarea") == row["bad"]
     label = page.inner_text("#probe-pair-label")
     assert f"acceptable z = {row['rating_good']:+.2f}" in label and f"unacceptable z = {row['rating_bad']:+.2f}" in label
+    wait_probe_done(page)
+    head = page.inner_text("#probe-summary")
+    run = pd.read_parquet(root / "precomputed" / "ratings" / f"{model}__li.parquet")
+    lp = run[(run["pair_id"] == point["pair"]) & (run["method"] == "lp")].iloc[0]
+    assert f"Humans (LI pair {point['pair']})" in head and f"acceptable z = {row['rating_good']:+.2f}" in head
+    assert f"LP difference {lp['score_good'] - lp['score_bad']:+.2f} nats" in head
+    screenshot(page, "probe-rated-pair-humans.png")
