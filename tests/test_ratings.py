@@ -336,3 +336,45 @@ def test_the_probe_names_the_humans_and_the_run():
     none = svc.humans_of("bert-base-uncased", row["good"], row["bad"])
     assert none["run"] is None and "No precomputed LI run for this model." in svc.humans_line(none)
     assert svc.humans_of("gemma3-270m", row["bad"], row["good"]) is None and svc.humans_line(None) == ""
+
+
+def test_prompting_sample_is_recorded():
+    """The in-template LP family on LI ran on a sample (docs/ratings.md): the manifest says so, for
+    each model, and matches the shipped rows; the full-set methods keep all 725 pairs."""
+    import json
+
+    from accapp.service import ratings as svc
+
+    for model in ("smollm2-135m-instruct", "gemma3-270m"):
+        run = pd.read_parquet(svc.PRECOMPUTED / f"{model}__li.parquet")
+        manifest = json.loads((svc.PRECOMPUTED / f"{model}__li.manifest.json").read_text(encoding="utf-8"))
+        per = run.groupby("method")["pair_id"].nunique().to_dict()
+        assert per == manifest["pairs_by_method"]
+        assert {per[m] for m in ("lp", "mean_lp", "pen_lp", "slor")} == {725}
+        for m in ("in_template_lp", "in_template_mean_lp", "in_template_pen_lp"):
+            assert per[m] == 97 and "97 paradigms" in manifest["sample_by_method"][m]
+            assert sorted(run.loc[run["method"] == m, "template"].unique()) == ["1", "2", "3", "4", "5"]
+        sample = run.loc[run["method"] == "in_template_lp", ["paradigm", "pair_id"]].drop_duplicates()
+        assert sample["paradigm"].is_unique and len(sample) == run["paradigm"].nunique()
+        assert not run.duplicated(["pair_id", "method", "template", "variant"]).any()
+
+
+@pytest.mark.slow
+def test_shipped_in_template_scores_are_the_engines(smollm):
+    """Two of the shipped in-template LP rows of SmolLM2 on LI, scored again by the engine: the same
+    numbers (all five templates)."""
+    from accapp.engine import Engine
+    from accapp.scoring.api import Pair
+    from accapp.scoring.causal import CausalScorer
+    from accapp.service import ratings as svc
+
+    run = pd.read_parquet(svc.PRECOMPUTED / "smollm2-135m-instruct__li.parquet")
+    rows = run[run["method"] == "in_template_lp"]
+    ids = rows["pair_id"].drop_duplicates().head(2).tolist()
+    pairs = [Pair(*rows.loc[rows["pair_id"] == i, ["good", "bad"]].iloc[0]) for i in ids]
+    results = Engine(CausalScorer(smollm), "en").score_pairs(pairs, ["in_template_lp"])
+    for pid, result in zip(ids, results):
+        for s in result.scores:
+            shipped = rows[(rows["pair_id"] == pid) & (rows["template"] == str(s.template))].iloc[0]
+            assert float(s.score_good) == pytest.approx(shipped["score_good"], abs=1e-3)
+            assert float(s.score_bad) == pytest.approx(shipped["score_bad"], abs=1e-3)
