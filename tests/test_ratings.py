@@ -330,8 +330,8 @@ def test_the_probe_names_the_humans_and_the_run():
         run = pd.read_parquet(svc.PRECOMPUTED / f"{model}__li.parquet")
         lp = run[(run["pair_id"] == row["pair_id"]) & (run["method"] == "lp")].iloc[0]
         assert h["run"]["model_delta_nats"] == pytest.approx(lp["score_good"] - lp["score_bad"])
-        line = svc.humans_line(h)
-        assert f"acceptable z = {row['rating_good']:+.2f}" in line and f"LP difference {lp['score_good'] - lp['score_bad']:+.2f} nats" in line
+        line, delta = svc.humans_line(h), lp["score_good"] - lp["score_bad"]
+        assert f"acceptable z = {row['rating_good']:+.2f}" in line and f"LP difference {delta:+.2f} nats" in line
     assert set(svc.rated_models("li")) == {"smollm2-135m-instruct", "gemma3-270m"}
     none = svc.humans_of("bert-base-uncased", row["good"], row["bad"])
     assert none["run"] is None and "No precomputed LI run for this model." in svc.humans_line(none)
