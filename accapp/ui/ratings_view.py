@@ -134,8 +134,7 @@ def click_hook(scatter_id: str, elem_id: str) -> gr.HTML:
 def point_row(points: pd.DataFrame | None, source: str, evt: gr.EventData) -> pd.Series | None:
     """The clicked point's pair as a row of the pairs' table (Pair, sentences, human difference); the
     sentences of a built-in set's pair come from the set, never from the page. None for no usable click."""
-    data = getattr(evt, "_data", None) or {}
-    pid, good, bad = (data.get(k) for k in ("pair", "good", "bad"))
+    pid, good, bad = (getattr(evt, k, None) for k in ("pair", "good", "bad"))  # the click's data (gr.EventData)
     if not isinstance(pid, str) or not pid or len(pid) > 200:
         return None
     if source in svc.SETS:
