@@ -22,6 +22,7 @@ from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
+from accapp.segment import group_records
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 IN_TEMPLATE_SCOPES = ("whole", "sentence")  # in-template readout over the whole string or the sentence only
@@ -206,11 +207,14 @@ class Engine:
         return self._token_requests(text) + extra
 
     def _words_of(self, text: str, results: dict) -> list[dict]:
+        """A sentence's word records; Chinese characters grouped into words (accapp/segment.py)."""
         res = results[self._token_requests(text)[0]]
         if self.kind == "masked":
-            return sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
-                                     logprob_sum=w.logprob["word_l2r"]) for w in res.words])
-        return word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text)])
+            records = sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
+                                        logprob_sum=w.logprob["word_l2r"]) for w in res.words])
+        else:
+            records = word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text)])
+        return group_records(text, records)
 
     def score_pair(self, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
         self.resolve(methods)  # bad method ids fail before any work

@@ -6,7 +6,7 @@
 The runner sits above service: its workers get their engines from the model host (service/host.py).
 
 Every import counts, at the top of a module or inside a function. A module may import the
-shared leaves (errors, schema, files, words, prompts, settings, benchmarks) and the layers its own layer lists.
+shared leaves (errors, schema, files, words, segment, prompts, settings, benchmarks) and the layers its own layer lists.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "accapp"
-LEAVES = {"errors", "schema", "files", "words", "prompts", "settings", "benchmarks"}
+LEAVES = {"errors", "schema", "files", "words", "segment", "prompts", "settings", "benchmarks"}
 ALLOWED = {
     "models": set(),
     "scoring": {"models"},

@@ -235,12 +235,15 @@ def test_explore_view_of_the_builtin_set():
     for model in ("smollm2-135m-instruct", "gemma3-270m"):
         html, scatter, bins, table, choices = v.explore_view("li", model, None, False)
         assert "Hu et al. 2025, §5.2, Fig. 3a" in html and "Pearson r [95 % CI]" in html and model in html
-        assert choices["value"] == "lp|-|" and len(scatter) == 725 and len(table) == v.MAX_TABLE_ROWS
-        assert set(scatter.columns) >= {"acceptable", "unacceptable", "human difference", "model difference"}
+        points = scatter.data[0]  # a plotly scatter: each point a pair, its customdata what a click sends
+        assert choices["value"] == "lp|-|" and len(points.x) == 725 and len(table) == v.MAX_TABLE_ROWS
+        li = svc.rated_set("li").set_index("pair_id")
+        pid, good, bad = points.customdata[0]
+        assert (li.loc[pid, "good"], li.loc[pid, "bad"]) == (good, bad) and points.x[0] == pytest.approx(li.loc[pid, "human_delta"])
         if (svc.PRECOMPUTED / f"{model}__li_distance.parquet").exists():
             assert bins is not None and len(bins) == 10 and bins["pairs"].sum() == 725
     html, scatter, *_ = v.explore_view("li", "smollm2-135m-instruct", "mean_lp|-|", True)
-    assert "meaning-matched" in html and len(scatter) == 541
+    assert "meaning-matched" in html and len(scatter.data[0].x) == 541
 
 
 def test_api_ratings_summary_beside_score_pairs_frame(tiny_llama):
@@ -287,3 +290,91 @@ def test_a_rated_pair_reaches_the_probe_with_the_humans():
     good, bad, meta, label, _ = v.open_pair(table, "li", "gemma3-270m", gr.SelectData(None, {"index": [0, 1], "value": ""}))
     assert good == table.iloc[0, 1] and meta["pair_id"] == "32.1.martin.20a.g.01" and meta["paradigm"] == "32.1.martin.20a"
     assert "acceptable z = +0.82" in meta["humans"] and "acceptable z = +0.82" in pair_label(meta) == label
+
+
+def test_a_clicked_point_opens_its_pair():
+    """The scatter's click (click_hook's event data {pair, good, bad}) -> the probe's pair: for a built-in
+    set the sentences come from the set (the page's strings are not trusted), for a file from its points;
+    a click without a usable pair changes nothing."""
+    import gradio as gr
+
+    from accapp.ui import ratings_view as v
+
+    def click(data):
+        return gr.EventData(None, data)
+
+    good, bad, meta, label, _ = v.open_row(v.point_row(None, "li", click({"pair": "32.1.martin.20a.g.01", "good": "x", "bad": "y"})),
+                                           "li", "gemma3-270m")
+    assert (good, bad) == ("It seems to him that Kim solved the problem.", "He seems to that Kim solved the problem.")
+    assert meta["pair_id"] == "32.1.martin.20a.g.01" and "acceptable z = +0.82" in label
+    frame = pd.DataFrame({"pair": ["3"], "good": ["A b c."], "bad": ["A c b."], "human difference": [0.5]})
+    good, bad, meta, label, _ = v.open_row(v.point_row(frame, "your file", click({"pair": "3", "good": "?", "bad": "?"})),
+                                           "your file", "")
+    assert (good, bad, meta) == ("A b c.", "A c b.", None) and "pair 3" in label and "difference +0.50" in label
+    for data in ({}, {"pair": 3}, {"pair": "no.such.pair"}, {"pair": "x" * 300}):
+        assert v.point_row(frame, "li", click(data)) is None
+        assert v.open_row(None, "li", "") == [gr.update()] * 5
+
+
+def test_the_probe_names_the_humans_and_the_run():
+    """A pair of the LI set typed into the probe: the humans' z-scores (from assets/ratings/li.parquet)
+    and this model's precomputed LP difference (score_good - score_bad of precomputed/ratings/); a model
+    without a run on LI gets "no precomputed LI run for this model"; any other pair gets nothing."""
+    from accapp.service import ratings as svc
+
+    li = svc.rated_set("li")
+    row = li.iloc[100]
+    for model in svc.rated_models("li"):
+        h = svc.humans_of(model, row["good"], row["bad"])
+        assert (h["pair_id"], h["rating_good"], h["rating_bad"]) == (row["pair_id"], row["rating_good"], row["rating_bad"])
+        run = pd.read_parquet(svc.PRECOMPUTED / f"{model}__li.parquet")
+        lp = run[(run["pair_id"] == row["pair_id"]) & (run["method"] == "lp")].iloc[0]
+        assert h["run"]["model_delta_nats"] == pytest.approx(lp["score_good"] - lp["score_bad"])
+        line, delta = svc.humans_line(h), lp["score_good"] - lp["score_bad"]
+        assert f"acceptable z = {row['rating_good']:+.2f}" in line and f"LP difference {delta:+.2f} nats" in line
+    assert set(svc.rated_models("li")) == {"smollm2-135m-instruct", "gemma3-270m"}
+    none = svc.humans_of("bert-base-uncased", row["good"], row["bad"])
+    assert none["run"] is None and "No precomputed LI run for this model." in svc.humans_line(none)
+    assert svc.humans_of("gemma3-270m", row["bad"], row["good"]) is None and svc.humans_line(None) == ""
+
+
+def test_prompting_sample_is_recorded():
+    """The in-template LP family on LI ran on a sample (docs/ratings.md): the manifest says so, for
+    each model, and matches the shipped rows; the full-set methods keep all 725 pairs."""
+    import json
+
+    from accapp.service import ratings as svc
+
+    for model in ("smollm2-135m-instruct", "gemma3-270m"):
+        run = pd.read_parquet(svc.PRECOMPUTED / f"{model}__li.parquet")
+        manifest = json.loads((svc.PRECOMPUTED / f"{model}__li.manifest.json").read_text(encoding="utf-8"))
+        per = run.groupby("method")["pair_id"].nunique().to_dict()
+        assert per == manifest["pairs_by_method"]
+        assert {per[m] for m in ("lp", "mean_lp", "pen_lp", "slor")} == {725}
+        for m in ("in_template_lp", "in_template_mean_lp", "in_template_pen_lp"):
+            assert per[m] == 97 and "97 paradigms" in manifest["sample_by_method"][m]
+            assert sorted(run.loc[run["method"] == m, "template"].unique()) == ["1", "2", "3", "4", "5"]
+        sample = run.loc[run["method"] == "in_template_lp", ["paradigm", "pair_id"]].drop_duplicates()
+        assert sample["paradigm"].is_unique and len(sample) == run["paradigm"].nunique()
+        assert not run.duplicated(["pair_id", "method", "template", "variant"]).any()
+
+
+@pytest.mark.slow
+def test_shipped_in_template_scores_are_the_engines(smollm):
+    """Two of the shipped in-template LP rows of SmolLM2 on LI, scored again by the engine: the same
+    numbers (all five templates)."""
+    from accapp.engine import Engine
+    from accapp.scoring.api import Pair
+    from accapp.scoring.causal import CausalScorer
+    from accapp.service import ratings as svc
+
+    run = pd.read_parquet(svc.PRECOMPUTED / "smollm2-135m-instruct__li.parquet")
+    rows = run[run["method"] == "in_template_lp"]
+    ids = rows["pair_id"].drop_duplicates().head(2).tolist()
+    pairs = [Pair(*rows.loc[rows["pair_id"] == i, ["good", "bad"]].iloc[0]) for i in ids]
+    results = Engine(CausalScorer(smollm), "en").score_pairs(pairs, ["in_template_lp"])
+    for pid, result in zip(ids, results):
+        for s in result.scores:
+            shipped = rows[(rows["pair_id"] == pid) & (rows["template"] == str(s.template))].iloc[0]
+            assert float(s.score_good) == pytest.approx(shipped["score_good"], abs=1e-3)
+            assert float(s.score_bad) == pytest.approx(shipped["score_bad"], abs=1e-3)

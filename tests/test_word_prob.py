@@ -50,7 +50,8 @@ def _check_identity(engine, texts, tol=2e-4):
         bnd = _boundary(engine, text)
         assert bnd.shape == (len(tokens) + 1,) and bnd[0] == 0.0 and np.all(bnd <= 0) and np.all(np.isfinite(bnd))
         recs = words[text]
-        assert all(set(r) == FIELDS and math.isfinite(r["logprob"]) for r in recs)
+        # a Chinese word grouped by jieba (accapp/segment.py) also carries its characters and the segmenter
+        assert all(set(r) - {"characters", "segmenter"} == FIELDS and math.isfinite(r["logprob"]) for r in recs)
         assert sum(r["logprob_sum"] for r in recs) == pytest.approx(lp, abs=1e-9)
         assert sum(r["logprob"] for r in recs) == pytest.approx(lp + bnd[-1], abs=tol)
     return words
@@ -283,15 +284,20 @@ def test_telescoping_identity_on_smollm2(smollm):
 
 @pytest.mark.slow
 def test_gemma_chinese_words_are_finite_and_telescope(gemma):
-    """One character a word: after a CJK character every token begins a word, so the correction is
-    0 wherever the context ends in one; 2019, iPhone and 3,000 need it. 他们 is one Gemma token:
-    们 owns none."""
+    """Words by jieba (accapp/segment.py), characters one a word in the character view: after a CJK
+    character every token begins a word, so the correction is 0 wherever the context ends in one;
+    2019, iPhone and 3,000 need it. 他们 is one Gemma token: in the character view 们 owns none."""
+    from accapp.segment import characters
+
     engine = Engine(CausalScorer(gemma))
     words = _check_identity(engine, CHINESE + [CASSEROLES])
     first = words[CHINESE[0]]
-    assert [r["word"] for r in first] == list(CHINESE[0])
-    assert all(r["correction"] == 0.0 for r in first)
-    assert any(r["no_token"] and r["logprob"] == 0.0 for r in first)
+    assert [r["word"] for r in first] == ["他们", "喜欢", "这", "本书", "。"]
+    chars = characters(first)
+    assert [r["word"] for r in chars] == list(CHINESE[0])
+    assert all(r["correction"] == 0.0 for r in first + chars)
+    assert any(r["no_token"] and r["logprob"] == 0.0 for r in chars)
+    assert not first[0]["no_token"] and first[0]["logprob"] == chars[0]["logprob"]
     mixed = {r["word"]: r for r in words[CHINESE[1]]}
     assert mixed["iPhone"]["correction"] != 0.0 and mixed["2019"]["correction"] != 0.0
     assert all(math.isfinite(r["surprisal_bits"]) for r in words[CHINESE[1]])

@@ -24,7 +24,7 @@ from accapp.errors import UserError, validate_sentence
 from accapp.methods import describe, descriptors, for_model, headline_methods, ids_for, method_ids, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
-from accapp.service import verdicts
+from accapp.service import ratings, verdicts
 from accapp.service.gpu import method_count, model_call
 from accapp.service.host import get_state
 from accapp.service.pairs import find_pair
@@ -160,6 +160,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
     )
     if words and words.get("good") and words.get("bad"):
         out["difference"] = verdicts.difference_strip(words["good"], words["bad"])
+    out["humans"] = ratings.humans_of(model_id, result.pair.good, result.pair.bad)  # a built-in rated pair (issue 36)
     out["hu_levy"] = pair_answers(out["verdicts"])  # Hu & Levy's own measures of the metalinguistic prompts
     out["hu_levy_sources"] = {"judgment": SOURCE_3A, "comparison": SOURCE_3B}
     return out

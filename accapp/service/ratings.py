@@ -130,3 +130,60 @@ def published() -> list[dict]:
 def columns_present(frame: pd.DataFrame) -> list[str]:
     """The rating columns a parsed file has (for the summary's words)."""
     return [c for c in RATING_COLUMNS if c in frame.columns]
+
+
+# ------------------------------------------------------------------------------------ the probe
+SOURCES = {"li": "Sprouse, Schütze & Almeida 2013, 7-point Likert ratings z-scored within participants, mean per sentence"}
+SHORT = {"li": "LI"}  # a rated set's name in a sentence
+
+
+@lru_cache(maxsize=8)
+def _by_sentences(name: str) -> dict:
+    pairs = rated_set(name)
+    return {(g, b): i for i, (g, b) in enumerate(zip(pairs["good"], pairs["bad"]))}
+
+
+def _run_delta(model: str, name: str, pair_id: str, method: str) -> float | None:
+    run = _read(str(PRECOMPUTED / f"{model}__{name}.parquet"))
+    if run is None:
+        return None
+    hit = _with_deltas(run[(run["pair_id"] == pair_id) & (run["method"] == method)])
+    return float(hit["model_delta"].iloc[0]) if len(hit) else None
+
+
+def humans_of(model_id: str, good: str, bad: str) -> dict | None:
+    """The humans' judgment of a pair that is in a built-in rated set (its sentences exactly as
+    there), for the probe: each sentence's mean z-score, their difference, the forced-choice share,
+    the set and source; and the model's precomputed run on the set: its LP difference for the pair, or
+    a plain note that there is none ("no precomputed LI run for this model"). None for any other pair."""
+    for name in SETS:
+        i = _by_sentences(name).get((good, bad))
+        if i is None:
+            continue
+        r = rated_set(name).iloc[i]
+        fc = float(r["fc_good"]) if pd.notna(r.get("fc_good")) else None
+        out = {"set": name, "set_name": SETS[name], "pair_id": str(r["pair_id"]), "source": SOURCES.get(name, SETS[name]),
+               "rating_good": float(r["rating_good"]), "rating_bad": float(r["rating_bad"]),
+               "human_delta": float(r["human_delta"]), "fc_good": fc}
+        lp = headline("causal")
+        if model_id in rated_models(name):
+            delta = _run_delta(model_id, name, out["pair_id"], lp)
+            out["run"] = {"method": lp, "model_delta_nats": delta, "file": f"precomputed/ratings/{model_id}__{name}.parquet"}
+            out["run_note"] = (f"this model's precomputed {SHORT.get(name, name)} run: {lp.upper()} difference "
+                               f"{delta:+.2f} nats" if delta is not None else
+                               f"this model's precomputed {SHORT.get(name, name)} run has no {lp.upper()} score for this pair")
+        else:
+            out["run"] = None
+            out["run_note"] = f"no precomputed {SHORT.get(name, name)} run for this model"
+        return out
+    return None
+
+
+def humans_line(h: dict | None) -> str:
+    """The humans' judgment of a rated pair in a line (plain text; the page escapes it)."""
+    if not h:
+        return ""
+    fc = f"; {100 * h['fc_good']:.0f} % chose the acceptable one" if h.get("fc_good") is not None else ""
+    return (f"Humans ({SHORT.get(h['set'], h['set'])} pair {h['pair_id']}): acceptable z = {h['rating_good']:+.2f}, unacceptable "
+            f"z = {h['rating_bad']:+.2f} (difference {h['human_delta']:+.2f}){fc}. Source: {h['source']}. "
+            f"{h['run_note'][0].upper() + h['run_note'][1:]}.")

@@ -73,7 +73,9 @@ PROBE_RULES = """### How the Probe tab reaches one answer
   pair without a vote counted half right: a method whose accuracy is not above 50 % with 95 %
   confidence (Wilson interval), or that gives one answer to 95 % or more of its prompts, is shown
   with the reason and does not vote. A method with no run votes.
-- **Words.** Words are the project's own (one character a word for Chinese). A word's surprisal
+- **Words.** Words are the project's own; Chinese is cut into words by the jieba segmenter (precise
+  mode, its default dictionary: 桌子 is one word), and the "characters" view shows one character a
+  word (the methods that need words, such as PLL-word-l2r, keep one character a word). A word's surprisal
   is its probability with the leading-space correction of Pimentel & Meister (2024), for
   tokenizers that put the space at the start of a token: the sum of its tokens' log-probabilities,
   plus the log-probability that the next token starts a new word, minus the same before the word.

@@ -24,7 +24,7 @@ MAX_QUERY_CHARS = 8192
 MAX_KEYS = 32  # a query with more keys than any tab uses is garbage
 PROBE_TAB = "probe"
 UNITS = ("bits", "nats")
-VIEWS = ("words", "words: sum of tokens", "tokens")
+VIEWS = ("words", "words: sum of tokens", "characters", "tokens")
 PROBE_KEYS = ("good", "bad", "model", "model2", "methods", "unit", "view")
 
 

@@ -21,6 +21,7 @@ from accapp.benchmarks import label_of, language_name
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import safe_name
 from accapp.methods import method_ids
+from accapp.segment import characters, segmented_note
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
 from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, model_choices, preset
@@ -65,7 +66,7 @@ def _context(model_id, method, meta, good, bad) -> str:
 
 # ------------------------------------------------------------------------------------------ handlers
 NO_SECOND = ""  # the second-model dropdown's "none"
-VIEWS = ["words", "words: sum of tokens", "tokens"]
+VIEWS = ["words", "words: sum of tokens", "characters", "tokens"]  # characters: Chinese one character a word
 
 
 class Latest:
@@ -102,6 +103,8 @@ def _word_figure(report: dict, unit: str, view: str):
     if view == "tokens" or not report.get("words"):
         return plots.surprisal_figure(report["tokens"], unit)
     words = report["words"]
+    if view == "characters":
+        words = {k: characters(ws) for k, ws in words.items()}
     if view == "words: sum of tokens":
         words = {k: [dict(w, logprob=w["logprob_sum"]) for w in ws] for k, ws in words.items()}
     items = {k: plots.word_items(words[k], report["tokens"][k]) for k in ("good", "bad")}
@@ -143,7 +146,10 @@ def render_report(report: dict | None, unit: str, view: str, figures: bool = Tru
         report = dict(report, headline=dict(head, text=verdicts.headline_text(head, unit)))
     if not figures:
         return headline_html(report), gr.update(), gr.update(), votes_html(report, unit, narrow)
-    diff = plots.difference_figure(report["difference"], unit) if report.get("difference") and view != "tokens" else None
+    strip = report.get("difference")
+    if strip and view == "characters" and report.get("words"):  # the strip over characters, as the figure
+        strip = verdicts.difference_strip(*(characters(report["words"][k]) for k in ("good", "bad")))
+    diff = plots.difference_figure(strip, unit) if strip and view != "tokens" else None
     diff = with_png_name(diff, png_name("surprisal-difference", report, unit, view))
     fig = with_png_name(_word_figure(report, unit, view), png_name("surprisal", report, unit, view))
     return (headline_html(report), fig, gr.update(value=diff, visible=diff is not None),
@@ -157,9 +163,12 @@ def view_note(report: dict | None, view: str) -> str:
     if view == "tokens":
         return "Surprisal of each token, as the model's tokenizer cuts the sentence (1 bit = ln 2 nats)."
     rule = report.get("word_rule") or ""
+    zh = segmented_note(report.get("words"), view)
+    if view == "characters":
+        return "Surprisal of each character (Chinese one character a word; other words as in the words view)." + zh
     if view == "words: sum of tokens":
-        return "Surprisal of each word as the plain sum of its tokens' surprisals."
-    return f"Surprisal of each word: {rule}" if rule else "Surprisal of each word."
+        return "Surprisal of each word as the plain sum of its tokens' surprisals." + zh
+    return (f"Surprisal of each word: {rule}" if rule else "Surprisal of each word.") + zh
 
 
 def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures: bool = True):

@@ -9,6 +9,7 @@ import math
 
 import gradio as gr
 import pandas as pd
+import plotly.graph_objects as go
 
 from accapp.methods import display_name
 from accapp.service import ratings as svc
@@ -63,11 +64,94 @@ def summary_html(summary: pd.DataFrame | None, published: list[dict] | None = No
 
 
 def scatter_frame(points: pd.DataFrame, method: str, template: str = "-", variant: str = "") -> pd.DataFrame:
-    """One method's points as the scatter plots them (hover: both sentences)."""
+    """One method's points as the scatter plots them (hover: both sentences; the raw sentences travel
+    in ``good``/``bad`` for a click that opens the pair)."""
     g = points[(points["method"] == method) & (points["template"] == template) & (points["variant"] == variant)]
     return pd.DataFrame({"human difference": g["human_delta"], "model difference": g["model_delta"],
                          "acceptable": g["good"].map(esc), "unacceptable": g["bad"].map(esc),
-                         "pair": g["pair_id"].astype(str)}).dropna(subset=["human difference", "model difference"])
+                         "pair": g["pair_id"].astype(str), "good": g["good"].astype(str),
+                         "bad": g["bad"].astype(str)}).dropna(subset=["human difference", "model difference"])
+
+
+def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "") -> go.Figure | None:
+    """The pairs as a plotly scatter, each point a pair: hover with both sentences; its ``customdata``
+    ([pair id, good, bad]) is what a click sends (CLICK_JS) to open the pair in the probe."""
+    if frame is None or len(frame) == 0:
+        return None
+    hover = [f"<b>pair {esc(p)}</b><br>✓ {a}<br>✗ {u}<br>human difference {h:+.2f} · model difference {m:+.2f}"
+             f"{' ' + esc(unit) if unit else ''}<br><i>click to open it in the probe</i>"
+             for p, a, u, h, m in zip(frame["pair"], frame["acceptable"], frame["unacceptable"],
+                                      frame["human difference"], frame["model difference"])]
+    fig = go.Figure(go.Scatter(
+        x=frame["human difference"].astype(float).tolist(), y=frame["model difference"].astype(float).tolist(),
+        mode="markers",  # plain lists: plotly would send numpy arrays base64-encoded
+        marker=dict(size=9, color="#1c7ed6", opacity=0.7, line=dict(width=0.5, color="white")),
+        customdata=list(zip(frame["pair"], frame["good"], frame["bad"])), hovertext=hover, hoverinfo="text"))
+    fig.update_layout(title=dict(text=esc(title), x=0.01, xanchor="left", font=dict(size=15)) if title else None,
+                      template="plotly_white", height=400, margin=dict(l=60, r=20, t=50 if title else 20, b=50),
+                      showlegend=False, hovermode="closest", clickmode="event", dragmode="pan",
+                      xaxis_title="human difference (z-score, acceptable − unacceptable)",
+                      yaxis_title="model difference (score, acceptable − unacceptable)")
+    return fig
+
+
+# A click on a point of a ratings scatter (a gr.Plot whose elem_id is listed in the hook's props) sends the
+# point's pair to Python: the hook is a gr.HTML that watches the page for the scatter's plotly graph (Gradio
+# draws it anew on each update) and adds one plotly_click listener to each graph it finds; the listener
+# triggers the HTML's "click" event with {pair, good, bad} (gr.EventData), as gr.Plot has no select event.
+CLICK_JS = """
+const ids = (props.scatter || '').split(' ').filter(Boolean);
+const send = (ev) => {
+  const p = ev && ev.points && ev.points[0];
+  if (!p || !p.customdata) return;
+  const d = p.customdata;
+  trigger('click', {pair: String(d[0]), good: String(d[1]), bad: String(d[2])});
+};
+const attach = () => {
+  for (const id of ids) {
+    const host = document.getElementById(id);
+    if (!host) continue;
+    host.querySelectorAll('.js-plotly-plot').forEach((gd) => {
+      if (!gd._ev || typeof gd.on !== 'function') return;
+      if (gd._ev.listeners('plotly_click').indexOf(send) >= 0) return;
+      gd.on('plotly_click', send);
+      gd.setAttribute('data-click-hook', '1');
+    });
+  }
+};
+attach();
+new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
+"""
+
+
+def click_hook(scatter_id: str, elem_id: str) -> gr.HTML:
+    """The gr.HTML that turns a click on a point of the scatter `scatter_id` into its "click" event
+    (evt.pair, evt.good, evt.bad); it shows nothing."""
+    return gr.HTML("", html_template="<span></span>", js_on_load=CLICK_JS, scatter=scatter_id, elem_id=elem_id,
+                   visible="hidden", padding=False, apply_default_css=False)
+
+
+def point_row(points: pd.DataFrame | None, source: str, evt: gr.EventData) -> pd.Series | None:
+    """The clicked point's pair as a row of the pairs' table (Pair, sentences, human difference); the
+    sentences of a built-in set's pair come from the set, never from the page. None for no usable click."""
+    pid, good, bad = (getattr(evt, k, None) for k in ("pair", "good", "bad"))  # the click's data (gr.EventData)
+    if not isinstance(pid, str) or not pid or len(pid) > 200:
+        return None
+    if source in svc.SETS:
+        rated = svc.rated_set(source).set_index("pair_id")
+        if pid not in rated.index:
+            return None
+        r = rated.loc[pid]
+        return pd.Series({"Pair": pid, "Acceptable sentence": r["good"], "Unacceptable sentence": r["bad"],
+                          "Human difference": r["human_delta"]})
+    if not isinstance(good, str) or not isinstance(bad, str):
+        return None
+    human = None
+    if points is not None and len(points):
+        hit = points[points["pair"].astype(str) == pid]
+        if len(hit):
+            good, bad, human = str(hit.iloc[0]["good"]), str(hit.iloc[0]["bad"]), float(hit.iloc[0]["human difference"])
+    return pd.Series({"Pair": pid, "Acceptable sentence": good, "Unacceptable sentence": bad, "Human difference": human})
 
 
 def point_table(points: pd.DataFrame, method: str, template: str = "-", variant: str = "") -> pd.DataFrame:
@@ -84,10 +168,9 @@ def point_table(points: pd.DataFrame, method: str, template: str = "-", variant:
                          "Meaning distance": g["meaning_distance"].round(4)})[POINT_TABLE]
 
 
-def scatter_plot(frame: pd.DataFrame | None, title: str = "", elem_id: str | None = None, visible: bool = True):
-    return gr.ScatterPlot(frame, x="human difference", y="model difference", title=title,
-                          tooltip=["pair", "acceptable", "unacceptable", "human difference", "model difference"],
-                          height=380, elem_id=elem_id, visible=visible)
+def scatter_plot(elem_id: str, visible: bool = True) -> gr.Plot:
+    """The scatter's component: a plotly figure (scatter_figure), whose points click_hook makes clickable."""
+    return gr.Plot(None, show_label=False, elem_id=elem_id, visible=visible, elem_classes=["ratings-scatter"])
 
 
 def method_keys(points: pd.DataFrame) -> list[tuple[str, str]]:
@@ -121,7 +204,14 @@ def open_pair(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
     if table is None or len(table) == 0 or evt is None or evt.index is None:
         return [gr.update()] * 5
     i = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-    row = table.iloc[int(i)]
+    return open_row(table.iloc[int(i)], source, model)
+
+
+def open_row(row, source: str, model: str):
+    """One pair (a row of the pairs' table: Pair, Acceptable/Unacceptable sentence, Human difference) as
+    the probe's pair: (good, bad, meta, label, model update); see open_pair."""
+    if row is None:
+        return [gr.update()] * 5
     good, bad = str(row["Acceptable sentence"]), str(row["Unacceptable sentence"])
     meta = None
     if source in svc.SETS:
@@ -140,6 +230,15 @@ def opener(probe_tab_id: str):
     probe but its tab is not yet shown)."""
     def handler(table: pd.DataFrame, source: str, model: str, evt: gr.SelectData):
         out = open_pair(table, source, model, evt)
+        return (*out, gr.update() if out[0] == gr.update() else gr.Tabs(selected=probe_tab_id))
+
+    return handler
+
+
+def point_opener(probe_tab_id: str):
+    """A click on a point of the scatter (click_hook's event): the pair into the probe, its tab shown."""
+    def handler(points: pd.DataFrame | None, source: str, model: str, evt: gr.EventData):
+        out = open_row(point_row(points, source, evt), source, model)
         return (*out, gr.update() if out[0] == gr.update() else gr.Tabs(selected=probe_tab_id))
 
     return handler
@@ -165,7 +264,8 @@ def explore_view(name: str, model: str | None, key: str | None, matched: bool):
     bins_frame = pd.DataFrame({"meaning distance (bin median)": bins["distance_mid"], "Pearson r": bins["pearson_r"],
                                "pairs": bins["pairs"]}) if not bins.empty else None
     html += f"<div class='acc-small'>{esc(EMBEDDING_NOTE)}</div>"
-    return (html, scatter_frame(points, method, template, variant), bins_frame,
+    title = f"{_label(pd.Series(dict(method=method, template=template, variant=variant)))}: model difference against human difference"
+    return (html, scatter_figure(scatter_frame(points, method, template, variant), title), bins_frame,
             point_table(points, method, template, variant), gr.update(choices=choices, value=key))
 
 
@@ -174,8 +274,9 @@ def build_explore(probe, tabs, probe_tab_id: str) -> None:
     benchmarks of the store); a row of the pairs' table opens it in the probe."""
     names = list(svc.SETS)
     gr.HTML(note("Within minimal pairs, does the model's difference follow the humans' difference in acceptability "
-                 "(Hu et al. 2025, prediction 2)? Each point is a pair; hover for its sentences. Click a pair in the "
-                 "table (those where model and humans disagree most come first) to open it in the probe.", "info"))
+                 "(Hu et al. 2025, prediction 2)? Each point is a pair; hover for its sentences, click a point to open "
+                 "it in the probe, or click a pair in the table (those where model and humans disagree most come "
+                 "first).", "info"))
     with gr.Row():
         rated = gr.Dropdown([(svc.SETS[n], n) for n in names], value=names[0], label="Rated set", elem_id="ratings-set")
         models = svc.rated_models(names[0])
@@ -184,7 +285,7 @@ def build_explore(probe, tabs, probe_tab_id: str) -> None:
         matched = gr.Checkbox(False, label="Meaning-matched pairs only (Hu et al.'s filter)", elem_id="ratings-matched")
     summary = gr.HTML("", elem_id="ratings-summary")
     with gr.Row():
-        scatter = scatter_plot(None, "Model difference against human difference", elem_id="ratings-scatter")
+        scatter = scatter_plot("ratings-scatter")
         bins = gr.LinePlot(None, x="meaning distance (bin median)", y="Pearson r", title="r by meaning distance (10 equal bins)",
                            height=380, elem_id="ratings-bins")
     table = gr.Dataframe(elem_classes=["acc-table"], label="Pairs (click one to open it in the probe)", interactive=False,
@@ -193,18 +294,21 @@ def build_explore(probe, tabs, probe_tab_id: str) -> None:
     inputs, outputs = [rated, model, method, matched], [summary, scatter, bins, table, method]
     for comp in (rated, model, method, matched):
         comp.input(explore_view, inputs, outputs, **hidden)
-    table.select(opener(probe_tab_id), [table, rated, model],
-                 [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs], **hidden).then(**probe.run_event)
+    to_probe = [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs]
+    table.select(opener(probe_tab_id), [table, rated, model], to_probe, **hidden).then(**probe.run_event)
+    hook = click_hook("ratings-scatter", "ratings-scatter-click")
+    hook.click(point_opener(probe_tab_id), [gr.State(None), rated, model], to_probe, **hidden).then(**probe.run_event)
     return inputs, outputs
 
 
 # ------------------------------------------------------------------------------------ Score a file
 def file_view(files):
-    """After a file is scored: the scatter and the pairs' table from its ratings points CSV (hidden
-    when the file had no ratings); the method is LP where it was scored, else the first."""
+    """After a file is scored: the scatter, the pairs' table and the scatter's points (for a click on
+    one) from its ratings points CSV (hidden, None when the file had no ratings); the method is LP
+    where it was scored, else the first."""
     path = next((str(f) for f in (files or []) if str(f).endswith("-ratings-points.csv")), None)
     if path is None:
-        return gr.update(visible=False), gr.update(visible=False)
+        return gr.update(visible=False), gr.update(visible=False), None
     points = pd.read_csv(path, keep_default_na=False, na_values=[""],
                          dtype={"method": str, "template": str, "variant": str, "good": str, "bad": str, "pair_id": str})
     for c in ("template", "variant"):
@@ -212,5 +316,6 @@ def file_view(files):
     values = [v for _, v in method_keys(points)]
     method, template, variant = split_key("lp|-|" if "lp|-|" in values else values[0])
     title = f"{display_name(method)}: model difference against human difference"
-    return (gr.update(value=scatter_frame(points, method, template, variant), visible=True, title=title),
-            gr.update(value=point_table(points, method, template, variant), visible=True))
+    frame = scatter_frame(points, method, template, variant)
+    return (gr.update(value=scatter_figure(frame, title), visible=True),
+            gr.update(value=point_table(points, method, template, variant), visible=True), frame)

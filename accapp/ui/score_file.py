@@ -425,7 +425,8 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
     preview = gr.Dataframe(elem_classes=["acc-table"], label="Preview (first 50 rows)", interactive=False, wrap=True,
                            max_height=500, elem_id="file-preview", visible=False)
     # A file with ratings (rating_good/rating_bad, human_delta or fc_good): each pair a point; a row opens the probe
-    rated_plot = ratings_view.scatter_plot(None, elem_id="file-ratings-scatter", visible=False)
+    rated_plot = ratings_view.scatter_plot("file-ratings-scatter", visible=False)
+    rated_points = gr.State(None)  # the scatter's points: a click on one opens its pair in the probe
     rated_pairs = gr.Dataframe(elem_classes=["acc-table"], label="Pairs beside the human ratings (model and humans "
                                "furthest apart first)", interactive=False, wrap=True, max_height=400,
                                elem_id="file-ratings-pairs", visible=False, column_widths=ratings_view.TABLE_WIDTHS)
@@ -441,11 +442,14 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
     run_event = run_btn.click(run_score, inputs, [result, summary, preview, upload, phenomena],
                               api_visibility="undocumented", concurrency_id=FILE_QUEUE,
                               concurrency_limit=FILE_EVENTS, validator=validate_job)
-    run_event.then(ratings_view.file_view, [result], [rated_plot, rated_pairs], api_visibility="undocumented")
-    if probe is not None:  # a pair of the ratings' table opens in the probe, as Explore's tables do
+    run_event.then(ratings_view.file_view, [result], [rated_plot, rated_pairs, rated_points], api_visibility="undocumented")
+    if probe is not None:  # a pair of the ratings' table, or a point of its scatter, opens in the probe
+        to_probe = [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs]
         rated_pairs.select(ratings_view.opener(probe_tab_id), [rated_pairs, gr.State("your file"), model],
-                           [probe.good, probe.bad, probe.meta, probe.pair_label, probe.model, tabs],
-                           api_visibility="undocumented").then(**probe.run_event)
+                           to_probe, api_visibility="undocumented").then(**probe.run_event)
+        hook = ratings_view.click_hook("file-ratings-scatter", "file-ratings-scatter-click")
+        hook.click(ratings_view.point_opener(probe_tab_id), [rated_points, gr.State("your file"), model], to_probe,
+                   api_visibility="undocumented").then(**probe.run_event)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="undocumented")
     # The API endpoints: the same work. /score_file returns the result CSV alone (as before the
     # layout and tokens inputs came; both have defaults, so old clients get the same file),
