@@ -348,8 +348,8 @@ def test_score_file_rows_and_errors(app_state, tmp_path):
     errors = df["error"].tolist()
     assert "empty" in errors[3] and "500 characters" in errors[7]
     assert sum(bool(e) for e in errors) == 2
-    assert df.loc[0, "lp: verdict"] in ("good", "bad") and pd.isna(df.loc[3, "lp: score_good"])
-    assert "ab_prompting [1, good=A]: verdict" in df.columns and "yes_no_prob_comp [1]: score_bad" in df.columns
+    assert df.loc[0, "lp: verdict"] in ("good", "bad") and pd.isna(df.loc[3, "lp: score_good (nats)"])
+    assert "ab_prompting [1, good=A]: verdict" in df.columns and "yes_no_prob_comp [1]: score_bad (P(Yes))" in df.columns
     assert steps[-1] == (10, 10)
     written = pd.read_csv(out, keep_default_na=False)
     assert len(written) == 10 and (written["error"] != "").sum() == 2
