@@ -380,6 +380,19 @@ def test_score_file_bad_uploads(app_state, tmp_path):
         list(score_file.run_score(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"]))
 
 
+def test_a_malformed_file_s_message_stays_on_the_page(app_state, tmp_path):
+    """Issue 34 item 9: the tab's handler puts a refusal in the summary box (a toast disappears),
+    clears the old results, and raises nothing."""
+    nocol = tmp_path / "p.csv"
+    nocol.write_text("first,second\na,b\n")
+    out = list(score_file.run_score_in_page(str(nocol), DEFAULT_MODEL, ["lp"]))
+    result, summary, preview, upload, phenomena = out[-1]
+    assert "The file was not scored." in summary and "good-sentence column" in summary and "acc-note-bad" in summary
+    assert result["visible"] is False and preview["visible"] is False and phenomena["visible"] is False
+    gone = list(score_file.run_score_in_page(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"]))
+    assert "gone from the server" in gone[-1][1]
+
+
 def test_a_file_job_waits_its_turn_showing_its_place_and_stop_takes_it_out(app_state, tmp_path):
     """The tab's handler in the app's file queue (accapp.service.file_jobs): with every slot taken it
     waits, showing its place; the visitor's second job is refused at once saying where the first
