@@ -4,6 +4,7 @@ engine. (The browser and API tests start the real app.)"""
 
 from __future__ import annotations
 
+import math
 import re
 
 import json
@@ -478,6 +479,17 @@ def test_explore_render_with_results(app_state):
     assert "mix_p3" in set(ens_tbl.setting)
     assert len(wrong) == 3 and set(wrong.Pair) == {"1", "3"}
     assert "Click a row" in wrong_note
+    # issue 34 item 7: phenomena in words (ids the values), margins in bits with the unit in the header
+    assert ("island effects", "island_effects") in para_phen["choices"]
+    assert ("all phenomena", "all") == para_phen["choices"][0] and out["wrong_phenomena"]["choices"] == para_phen["choices"]
+    raw = out["wrong_state"]  # the frame behind the table (its CSV, a row opening in the probe): ids and nats
+    assert "Margin: good − bad (bits)" in wrong.columns and "Score: good (bits)" in wrong.columns
+    assert wrong["Margin: good − bad (bits)"].tolist() == pytest.approx(
+        [round(m / math.log(2), 4) for m in raw["Margin (good − bad)"]], abs=2e-4)
+    assert not wrong.Phenomenon.str.contains("_").any() and raw.Phenomenon.str.contains("_").any()
+    assert "in bits" in wrong_note
+    for fig in (out["shuffle"], out["attractors"]):  # legends name methods as every tab does, never by id
+        assert {t.name for t in fig.data} >= {"LP", "In-template LP [1]"}
     mean = explore.render("blimp", TOY, ["in_template_lp"], "mean", True, "island_effects", "in_template_lp")
     assert [t.name for t in mean["phenomenon"].data][0] == "In-template LP [mean]"
     both = explore.render("blimp", DEFAULT_MODEL, ["lp"], "best", False, "all", "lp", [TOY])
