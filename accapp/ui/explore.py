@@ -384,7 +384,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     status = gr.HTML("", elem_id="explore-status")
     gr.HTML(note(esc(CI_NOTE), "info"), elem_id="explore-ci-note")
     human_note = gr.HTML("", elem_id="explore-human-note")
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap", elem_id="explore-views"):  # every view's label in sight on a phone
         with gr.Tab("By phenomenon"):
             phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
             overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
