@@ -163,7 +163,7 @@ table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-
 CSS += """
 @media (max-width: 640px) {
   .acc-table:has(th:nth-child(6)) .table-container { overflow-x: auto !important; }
-  .acc-table:has(th:nth-child(6)) .table-wrap { min-width: 880px; }
+  .acc-table:has(th:nth-child(6)) .table-wrap { min-width: 980px; }
   .acc-table:has(th:nth-child(6))::after { content: "⟷ Swipe the table sideways: more columns on the right";
     display: block; padding: 0.25rem 0.5rem; font-size: 0.85rem; color: var(--body-text-color-subdued); }
   .acc-table th, .acc-table th span { overflow-wrap: break-word !important; word-break: normal !important; hyphens: auto; }
@@ -173,10 +173,10 @@ CSS += """
 CSS += """
 .acc-proj { padding: 1rem 1.4rem; border-radius: 0.8rem; background: var(--block-background-fill);
   border: 1px solid var(--border-color-primary); }
-.acc-proj-where { font-size: 1.2rem; color: var(--body-text-color-subdued); }
-.acc-proj-row { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; margin: 1.0rem 0; }
+.acc-proj-where { font-size: 1.2rem; color: var(--body-text-color-subdued); overflow-wrap: anywhere; }
+.acc-proj-row { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; margin: 0.6rem 0; }
 .acc-proj-letter { font-size: 2rem; font-weight: 700; min-width: 1.6em; }
-.acc-proj-verdict { min-width: 12rem; }
+.acc-proj-verdict { min-width: 15.5rem; }  /* the two sentences start in one column */
 .acc-proj-sentence { flex: 1 1 18rem; min-width: 0; font-size: clamp(1.4rem, 4.6vw, 2.6rem); line-height: 1.25;
   overflow-wrap: break-word; }
 .acc-proj-takeaway { font-size: clamp(1.15rem, 3.2vw, 1.7rem); margin-top: 1.2rem; padding-top: 0.8rem;

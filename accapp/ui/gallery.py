@@ -150,9 +150,10 @@ def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
                             scale=2, elem_id="gallery-language")
     with gr.Row(equal_height=True):
         pair = gr.Dropdown(pair_choices(pairs), value=pairs[0]["id"], label="Pair", scale=6, elem_id="gallery-pair")
-        prev_btn = gr.Button("◀ Previous", scale=1, min_width=90, elem_id="gallery-prev")
-        next_btn = gr.Button("Next ▶", scale=1, min_width=90, elem_id="gallery-next")
-        try_btn = gr.Button("Try it in the Probe tab", variant="primary", scale=2, elem_id="gallery-try")
+        # wide enough for their labels on one line: a low row, so the projection view starts high
+        prev_btn = gr.Button("◀ Previous", scale=1, min_width=130, elem_id="gallery-prev")
+        next_btn = gr.Button("Next ▶", scale=1, min_width=110, elem_id="gallery-next")
+        try_btn = gr.Button("Try it in the Probe tab", variant="primary", scale=2, min_width=260, elem_id="gallery-try")
     with gr.Row():
         projection = gr.Checkbox(False, label="Projection view: one pair in big type, for a classroom",
                                  elem_id="gallery-projection-toggle")
