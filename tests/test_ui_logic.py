@@ -4,10 +4,9 @@ engine. (The browser and API tests start the real app.)"""
 
 from __future__ import annotations
 
+import json
 import math
 import re
-
-import json
 import threading
 import time
 from pathlib import Path

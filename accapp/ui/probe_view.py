@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from accapp.benchmarks import NAMES, label_of
-from accapp.service.catalog import describe, family_title, headline, stage_text
 from accapp.service import units
+from accapp.service.catalog import describe, family_title, headline, stage_text
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
 from accapp.ui.common import esc, note
@@ -98,7 +98,8 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
         return note("<br>".join(parts), "info")
     tmpl_txt = "" if ctx.template == "-" else f" (template {esc(ctx.template)}, its best)"
     if ctx.phen_accuracy is not None:
-        overall = f" ({ctx.overall_accuracy:.1f} % over all of {esc(label_of(bench))}; a tie counts as wrong)." if ctx.overall_accuracy is not None else "."
+        overall = (f" ({ctx.overall_accuracy:.1f} % over all of {esc(label_of(bench))}; a tie counts as wrong)."
+                   if ctx.overall_accuracy is not None else ".")
         parts.append(f"<b>{mname}</b>{tmpl_txt} with <b>{name}</b> is right on <b>{ctx.phen_accuracy:.1f} %</b> of "
                      f"{ctx.phen_pairs} {esc(phen)} pairs in this project's run" + overall + human_txt)
     c = ctx.pair_correct
