@@ -49,9 +49,12 @@ def shot(page, selector: str, name: str) -> None:
 
 
 def visible_tabs(page, container: str) -> list[str]:
-    return page.eval_on_selector_all(f"{container} [role=tab]", """tabs => tabs.filter(t => {
-        const r = t.getBoundingClientRect(); return r.width > 0 && r.height > 0 &&
-        getComputedStyle(t).visibility !== 'hidden'; }).map(t => t.innerText.trim())""")
+    """The labels of a Tabs' own tab buttons that show (not those of Tabs nested in its panels)."""
+    return page.eval_on_selector(container, """root => [...root.querySelectorAll('[role=tab]')].filter(t => {
+        const panel = t.closest('[role=tabpanel]');
+        if (panel && root.contains(panel)) return false;
+        const r = t.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && getComputedStyle(t).visibility !== 'hidden'; }).map(t => t.innerText.trim())""")
 
 
 def test_explore_on_a_phone(browser, app_server):
@@ -87,6 +90,8 @@ def test_explore_on_a_phone(browser, app_server):
         page.get_by_role("tab", name="Pairs it gets wrong").click()
         page.wait_for_function("() => document.querySelectorAll('#explore-wrong [role=gridcell]').length > 0")
         heads = page.inner_text("#explore-wrong thead")
+        widths = page.eval_on_selector_all("#explore-wrong thead th", "ths => ths.map(t => t.getBoundingClientRect().width)")
+        assert min(widths) >= 60, widths  # "Pair", "Order": whole words, not a letter or two a line
         assert "Margin: good − bad (bits)" in heads and "Score: good (bits)" in heads
         assert "island effects" in page.inner_text("#explore-wrong") or "agreement" in page.inner_text("#explore-wrong")
         shot(page, "#explore-wrong", "layout-phone-explore-wrong.png")

@@ -164,6 +164,7 @@ CSS += """
 @media (max-width: 640px) {
   .acc-table:has(th:nth-child(6)) .table-container { overflow-x: auto !important; }
   .acc-table:has(th:nth-child(6)) .table-wrap { min-width: 980px; }
+  .acc-table:has(th:nth-child(9)) .table-wrap { min-width: 1500px; }
   .acc-table:has(th:nth-child(6))::after { content: "⟷ Swipe the table sideways: more columns on the right";
     display: block; padding: 0.25rem 0.5rem; font-size: 0.85rem; color: var(--body-text-color-subdued); }
   .acc-table th, .acc-table th span { overflow-wrap: break-word !important; word-break: normal !important; hyphens: auto; }

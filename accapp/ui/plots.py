@@ -398,7 +398,7 @@ def phenomenon_figure(ours: pd.DataFrame, published: pd.DataFrame | None = None,
     # 46 px a phenomenon: room for its label on two lines
     _base_layout(fig, title, height=max(420, 150 + 46 * len(phen) * max(1, min(3, len(fig.data) // 2 or 1))))
     fig.update_layout(barmode="group", bargap=0.25, margin=dict(t=30 + 24 * (title.count("<br>") + 1), l=10, r=10))
-    fig.update_xaxes(title_text="accuracy (%)<br>whiskers: 95 % bootstrap interval", range=[0, 102])
+    fig.update_xaxes(title_text="accuracy (%)<br>whiskers: 95 % CI", range=[0, 102])
     # the phenomena's words on at most two short lines each: labels take a third of a phone's width, not 60 %
     labels = {esc(p): wrap_label(esc(p), LABEL_WIDTH) for p in phen}
     fig.update_yaxes(autorange="reversed", automargin=True, tickmode="array", tickvals=list(labels),
