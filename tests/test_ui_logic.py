@@ -202,13 +202,14 @@ def test_run_probe_in_stages_with_benchmark_context(app_state):
     assert "Still computing the prompting methods" in mid["status"] and "LP prefers the acceptable" in mid["head"]
     assert out["status"] == "" and "LP prefers the acceptable sentence by 1.4 bits" in out["head"]  # (14 − 15) nats
     assert "One vote per method" in out["head"] and "The dogs barks" in out["head"]
-    df = out["table"].data
+    df = out["table"]["value"].data
+    assert out["table"]["column_widths"] == probe_view.judgment_widths(list(df.columns))
     assert "Run: this pair" in df.columns and probe_view.RUN_ACCURACY in df.columns
     assert df.loc[df.Method == "LP", "Run: this pair"].item() == "right"
     assert "Score: good" in df.columns
     assert df.loc[df.Method == "LP", "Score: good"].item() == pytest.approx(-14 / 0.6931471805599453)
     assert df.loc[df.Method == "Yes/No prob comp", "Unit"].item() == "P(Yes)"
-    shown = out["table"].to_html()  # the run's accuracy to a tenth, as everywhere (issue 34 item 7: not "66.700000")
+    shown = out["table"]["value"].to_html()  # the run's accuracy to a tenth, as everywhere (issue 34 item 7: not "66.700000")
     assert "66.7<" in shown and "66.700000" not in shown
     # the vote table: each difference with its own unit, whatever the column mixes
     votes = probe_view.votes_html(out["saved"]["reports"][0], "bits")
@@ -322,7 +323,7 @@ def test_masked_probe_path_with_tiny_bert(toy_dir):
         assert methods == ["pll_original", "pll_word_l2r", "pll_whole_word", "pll_sentence_l2r"]
         out = run("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "bert-base-cased", methods)[-1]
         assert out["pll"]["visible"] is True and len(out["pll"]["value"].data) == 8
-        assert list(out["table"].data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
+        assert list(out["table"]["value"].data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
         assert "PLL-word-l2r prefers" in out["head"]  # the masked LM's headline method
         words = out["saved"]["reports"][0]["words"]["good"]
         assert [w["word"] for w in words] == ["These", "casseroles", "disgust", "Kayla", "."]

@@ -39,7 +39,17 @@ def table_columns(unit: str = "bits") -> list[str]:
             "Votes / answers"]
 
 
-RUN_ACCURACY = "Run: accuracy on this phenomenon (%)"  # the phenomenon is named in the benchmark box below
+RUN_ACCURACY = "Run: phenomenon accuracy (%)"  # the phenomenon is named in the benchmark box below
+# The judgments table's column shares (of its panel's width): the table fits its panel, every header
+# reads on one or two lines (the run's columns got 66 px and a 221-px header without them).
+JUDGMENT_WIDTHS = {"Method": 14, "Template": 6, "Order": 7, "Score: good": 8, "Score: bad": 8, "Good − bad": 8,
+                   "Unit": 8, "Verdict": 10, "Votes / answers": 15, RUN_ACCURACY: 9, "Run: this pair": 7}
+
+
+def judgment_widths(columns: list[str]) -> list[str]:
+    """Each column's share of the judgments table, as percentages that sum to 100."""
+    raw = [JUDGMENT_WIDTHS.get(c, 8) for c in columns]
+    return [f"{100 * w / sum(raw):.1f}%" for w in raw]
 
 
 def verdict_frame(records: list[dict], has_run: bool = False, phenomenon: str | None = None, unit: str = "nats") -> pd.DataFrame:
