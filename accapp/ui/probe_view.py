@@ -42,8 +42,8 @@ def table_columns(unit: str = "bits") -> list[str]:
 RUN_ACCURACY = "Run: phenomenon accuracy (%)"  # the phenomenon is named in the benchmark box below
 # The judgments table's column shares (of its panel's width): the table fits its panel, every header
 # reads on one or two lines (the run's columns got 66 px and a 221-px header without them).
-JUDGMENT_WIDTHS = {"Method": 14, "Template": 6, "Order": 7, "Score: good": 8, "Score: bad": 8, "Good − bad": 8,
-                   "Unit": 8, "Verdict": 10, "Votes / answers": 15, RUN_ACCURACY: 9, "Run: this pair": 7}
+JUDGMENT_WIDTHS = {"Method": 13, "Template": 7, "Order": 6, "Score: good": 8, "Score: bad": 8, "Good − bad": 8,
+                   "Unit": 9, "Verdict": 10, "Votes / answers": 13, RUN_ACCURACY: 11, "Run: this pair": 7}
 
 
 def judgment_widths(columns: list[str]) -> list[str]:
