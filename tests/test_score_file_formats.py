@@ -164,7 +164,7 @@ def test_phenomenon_summary_equals_an_independent_groupby(written):
     want = ok.groupby(["phenomenon", "method"]).agg(pairs=("row", "nunique"), ties=("tie", "sum"),
                                                      accuracy=("correct", "mean")).reset_index()
     want["accuracy"] *= 100
-    merged = want.merge(got, on=["phenomenon", "method"])
+    merged = want.merge(got, on=["phenomenon", "method"], suffixes=("_want", ""))
     assert len(merged) == len(want) == len(got) == 3 * len(METHODS)
     # rounded to what the judgments support: whole percents under 10 judgments, else 0.1 % (issue 34, item 9)
     digits = np.where(merged["judgments"] < 10, 0, 1)
