@@ -129,7 +129,7 @@ def test_score_file(client, server, tmp_path):
     assert len(df) == 4 and list(df["row"]) == [1, 2, 3, 4]
     assert df["error"].tolist()[2].startswith("The acceptable sentence is empty") and (df["error"] != "").sum() == 1
     assert df.loc[0, "lp: verdict"] == "good"
-    assert {"lp: score_good", "lp: score_bad", "mean_lp: verdict", "majority_verdict"} <= set(df.columns)
+    assert {"lp: score_good (nats)", "lp: score_bad (nats)", "mean_lp: verdict", "majority_verdict"} <= set(df.columns)
     _same_both_ways("score_file", server.way, Path(out).read_bytes())
 
 

@@ -181,7 +181,10 @@ def test_explorer_and_one_click_to_the_probe(page):
     page.get_by_role("tab", name="Explore results").click()
     page.wait_for_selector("#explore-phenomenon .js-plotly-plot")
     page.wait_for_function("() => document.querySelector('#explore-phenomenon')?.textContent.includes('Humans (published')")
-    legend = page.text_content("#explore-phenomenon .legend")
+    # each legend entry's lines (a long one wraps between words to fit a phone, issue 34 item 6)
+    legend = " ".join(page.eval_on_selector_all("#explore-phenomenon .legend .legendtext",
+                                                "ts => ts.map(t => [...t.querySelectorAll('tspan.line')].map(s => s.textContent)"
+                                                ".join(' ') || t.textContent)"))
     assert "Humans (published: Warstadt et al. 2020)" in legend and "LP" in legend
     assert page.locator("#explore-phenomenon .scatterlayer .point").count() >= 12  # the human baseline, 12 phenomena
     assert page.locator("#explore-phenomenon .barlayer .point").count() >= 2  # this run's bars

@@ -117,3 +117,15 @@ def test_cite_panel_builds():
         panel = cite.build()
     assert panel.label == "Cite"
     assert all(f"`{k}`" in cite.works_markdown() for k in c.KEYS)
+
+
+def test_app_entry_says_where_to_get_it():
+    """Issue 34 item 10: the @software entry has a URL, or, with none known, a note saying how to get
+    it. A URL must be one the project itself publishes (README, CITATION.cff, pyproject): never invented."""
+    fields = c.entries()[c.APP_KEY].fields
+    published = "".join((ROOT / f).read_text(encoding="utf-8") for f in ("README.md", "CITATION.cff", "pyproject.toml"))
+    if "url" in fields:
+        assert fields["url"] in published
+    else:
+        assert "no public url" in fields["note"].lower() and "python app.py" in fields["note"]
+    assert "http" not in fields.get("note", "")  # no address invented in the note either

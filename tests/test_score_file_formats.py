@@ -71,14 +71,18 @@ def test_long_layout_equals_wide_and_score_pairs(written, engine, monkeypatch):
     import accapp.public
 
     long, wide = written.frame, written.wide
-    assert list(long.columns[-14:]) == svc.LONG_COLUMNS + ["model", "error"]
+    assert list(long.columns[-15:]) == svc.FILE_LONG_COLUMNS + ["model", "error"]
+    assert svc.FILE_LONG_COLUMNS == svc.LONG_COLUMNS[:6] + ["score_good", "score_bad", "score_unit"] + svc.LONG_COLUMNS[8:]
     scored = long[long["error"] == ""]
     failed = long[long["error"] != ""]
     assert list(failed["row"]) == [4] and failed["method"].isna().all()  # a failed row keeps one line
     for r in scored.itertuples():
         w = wide.loc[r.row - 1]
-        for field in ("score_good", "score_bad", "verdict"):
-            assert w[svc.column_name(r.method, str(r.template), str(r.variant), field)] == getattr(r, field)
+        for field in ("score_good", "score_bad", "verdict"):  # a score's column names its unit, as the long row does
+            unit = r.score_unit if field != "verdict" else ""
+            assert w[svc.column_name(r.method, str(r.template), str(r.variant), field, unit)] == getattr(r, field)
+        assert r.score_unit == {"ab_prompting": "nats", "mean_lp": "nats/token", "ens_mix_p3": "share of draws"}.get(
+            r.method, "nats")
     n_judgments = sum(c.endswith(": verdict") for c in wide.columns)
     assert len(scored) == n_judgments * 6 and len(long) == len(scored) + 1
     # accapp.score_pairs on the same engine: the same judgments, in the same order, the same values
@@ -162,17 +166,21 @@ def test_phenomenon_summary_equals_an_independent_groupby(written):
     want["accuracy"] *= 100
     merged = want.merge(got, on=["phenomenon", "method"], suffixes=("_want", ""))
     assert len(merged) == len(want) == len(got) == 3 * len(METHODS)
-    np.testing.assert_allclose(merged["accuracy"], merged["accuracy_want"], atol=1e-9)
+    # rounded to what the judgments support: whole percents under 10 judgments, else 0.1 % (issue 34, item 9)
+    digits = np.where(merged["judgments"] < 10, 0, 1)
+    np.testing.assert_allclose(merged["accuracy_percent"], [round(a, d) for a, d in zip(merged["accuracy"], digits)],
+                               atol=1e-9)
+    assert (np.abs(merged["accuracy_percent"] - merged["accuracy"]) <= np.where(digits == 0, 0.5, 0.05) + 1e-9).all()
     assert (merged["pairs"] == merged["pairs_want"]).all() and (merged["ties"] == merged["ties_want"]).all()
     assert dict(zip(got["phenomenon"], got["pairs"])) == {"agreement": 2, "wh": 2, "npi": 2}
     # the identical pair is a tie for LP, counted and wrong
     lp_npi = got[(got["phenomenon"] == "npi") & (got["method"] == "lp")].iloc[0]
-    assert lp_npi["ties"] == 1 and lp_npi["accuracy"] <= 50
+    assert lp_npi["ties"] == 1 and lp_npi["accuracy_percent"] <= 50
     # the tab's table: one row per phenomenon, one column per method
     table = score_file.phenomenon_table(written.summary)
     assert list(table["Phenomenon"]) == ["agreement", "wh", "npi"] and list(table["Pairs"]) == [2, 2, 2]
     assert table.shape[1] == 2 + len(METHODS) and table.columns[2] == "LP (%)"
-    assert table.loc[2, "LP (%)"] == round(lp_npi["accuracy"], 1)
+    assert table.loc[2, "LP (%)"] == lp_npi["accuracy_percent"]
 
 
 def test_wide_default_and_a_file_without_phenomena(app, tmp_path):

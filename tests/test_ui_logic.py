@@ -5,6 +5,8 @@ engine. (The browser and API tests start the real app.)"""
 from __future__ import annotations
 
 import json
+import math
+import re
 import threading
 import time
 from pathlib import Path
@@ -135,9 +137,9 @@ def test_majority_and_verdict_records():
     assert rec["agrees_with_majority"] is True and rec["family"] == "metalinguistic prompting"
     df = probe_view.verdict_frame(recs, unit="bits")
     assert list(df.columns) == probe_view.table_columns("bits")
-    assert df.loc[df.Method == "Yes/No prob comp", "Score: good (bits)"].item() == 0.4  # a probability stays one
+    assert df.loc[df.Method == "Yes/No prob comp", "Score: good"].item() == 0.4  # a probability stays one
     assert df.loc[df.Method == "MeanLP", "Unit"].item() == "bits/token"
-    assert df.loc[df.Method == "LP", "Good − bad (bits)"].item() == pytest.approx(4.0 / 0.6931471805599453)
+    assert df.loc[df.Method == "LP", "Good − bad"].item() == pytest.approx(4.0 / 0.6931471805599453)
     html = probe_view.styled(df).to_html()
     assert "color: #1864ab" in html
 
@@ -200,12 +202,21 @@ def test_run_probe_in_stages_with_benchmark_context(app_state):
     assert "Still computing the prompting methods" in mid["status"] and "LP prefers the acceptable" in mid["head"]
     assert out["status"] == "" and "LP prefers the acceptable sentence by 1.4 bits" in out["head"]  # (14 − 15) nats
     assert "One vote per method" in out["head"] and "The dogs barks" in out["head"]
-    df = out["table"].data
-    assert "Run: this pair" in df.columns and "Run: accuracy on subject_verb_agreement (%)" in df.columns
+    df = out["table"]["value"].data
+    assert out["table"]["column_widths"] == probe_view.judgment_widths(list(df.columns))
+    assert "Run: this pair" in df.columns and probe_view.RUN_ACCURACY in df.columns
     assert df.loc[df.Method == "LP", "Run: this pair"].item() == "right"
-    assert "Score: good (bits)" in df.columns
-    assert df.loc[df.Method == "LP", "Score: good (bits)"].item() == pytest.approx(-14 / 0.6931471805599453)
+    assert "Score: good" in df.columns
+    assert df.loc[df.Method == "LP", "Score: good"].item() == pytest.approx(-14 / 0.6931471805599453)
     assert df.loc[df.Method == "Yes/No prob comp", "Unit"].item() == "P(Yes)"
+    shown = out["table"]["value"].to_html()  # the run's accuracy to a tenth, as everywhere (issue 34 item 7: not "66.700000")
+    assert "66.7<" in shown and "66.700000" not in shown
+    # the vote table: each difference with its own unit, whatever the column mixes
+    votes = probe_view.votes_html(out["saved"]["reports"][0], "bits")
+    assert "Good − bad (mean over its judgments, in its unit)" in votes and "(bits," not in votes
+    assert re.search(r"<td data-label='Good − bad'>[+-][0-9.e+-]+ bits</td>", votes)
+    assert re.search(r"<td data-label='Good − bad'>[+-][0-9.e+-]+ P\(Yes\)</td>", votes)
+    assert "a tie or no vote counts half" in votes  # why it can differ from Explore's by a tenth
     assert out["pll"]["visible"] is False and out["col_b"]["visible"] is False
     assert out["meta"]["paradigm"] == "regular_plural_subject_verb_agreement_1"
     ctx = probe.context_after(DEFAULT_MODEL, "lp", out["meta"], "The dogs bark.", "The dogs barks.", out["saved"])
@@ -312,7 +323,7 @@ def test_masked_probe_path_with_tiny_bert(toy_dir):
         assert methods == ["pll_original", "pll_word_l2r", "pll_whole_word", "pll_sentence_l2r"]
         out = run("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "bert-base-cased", methods)[-1]
         assert out["pll"]["visible"] is True and len(out["pll"]["value"].data) == 8
-        assert list(out["table"].data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
+        assert list(out["table"]["value"].data["Method"]) == ["PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
         assert "PLL-word-l2r prefers" in out["head"]  # the masked LM's headline method
         words = out["saved"]["reports"][0]["words"]["good"]
         assert [w["word"] for w in words] == ["These", "casseroles", "disgust", "Kayla", "."]
@@ -348,8 +359,8 @@ def test_score_file_rows_and_errors(app_state, tmp_path):
     errors = df["error"].tolist()
     assert "empty" in errors[3] and "500 characters" in errors[7]
     assert sum(bool(e) for e in errors) == 2
-    assert df.loc[0, "lp: verdict"] in ("good", "bad") and pd.isna(df.loc[3, "lp: score_good"])
-    assert "ab_prompting [1, good=A]: verdict" in df.columns and "yes_no_prob_comp [1]: score_bad" in df.columns
+    assert df.loc[0, "lp: verdict"] in ("good", "bad") and pd.isna(df.loc[3, "lp: score_good (nats)"])
+    assert "ab_prompting [1, good=A]: verdict" in df.columns and "yes_no_prob_comp [1]: score_bad (P(Yes))" in df.columns
     assert steps[-1] == (10, 10)
     written = pd.read_csv(out, keep_default_na=False)
     assert len(written) == 10 and (written["error"] != "").sum() == 2
@@ -378,6 +389,19 @@ def test_score_file_bad_uploads(app_state, tmp_path):
         score_file.score_upload(str(nocol), DEFAULT_MODEL, ["lp"])
     with pytest.raises(gr.Error, match="gone from the server"):
         list(score_file.run_score(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"]))
+
+
+def test_a_malformed_file_s_message_stays_on_the_page(app_state, tmp_path):
+    """Issue 34 item 9: the tab's handler puts a refusal in the summary box (a toast disappears),
+    clears the old results, and raises nothing."""
+    nocol = tmp_path / "p.csv"
+    nocol.write_text("first,second\na,b\n")
+    out = list(score_file.run_score_in_page(str(nocol), DEFAULT_MODEL, ["lp"]))
+    result, summary, preview, upload, phenomena = out[-1]
+    assert "The file was not scored." in summary and "good-sentence column" in summary and "acc-note-bad" in summary
+    assert result["visible"] is False and preview["visible"] is False and phenomena["visible"] is False
+    gone = list(score_file.run_score_in_page(str(tmp_path / "missing.csv"), DEFAULT_MODEL, ["lp"]))
+    assert "gone from the server" in gone[-1][1]
 
 
 def test_a_file_job_waits_its_turn_showing_its_place_and_stop_takes_it_out(app_state, tmp_path):
@@ -455,6 +479,17 @@ def test_explore_render_with_results(app_state):
     assert "mix_p3" in set(ens_tbl.setting)
     assert len(wrong) == 3 and set(wrong.Pair) == {"1", "3"}
     assert "Click a row" in wrong_note
+    # issue 34 item 7: phenomena in words (ids the values), margins in bits with the unit in the header
+    assert ("island effects", "island_effects") in para_phen["choices"]
+    assert ("all phenomena", "all") == para_phen["choices"][0] and out["wrong_phenomena"]["choices"] == para_phen["choices"]
+    raw = out["wrong_state"]  # the frame behind the table (its CSV, a row opening in the probe): ids and nats
+    assert "Margin: good − bad (bits)" in wrong.columns and "Score: good (bits)" in wrong.columns
+    assert wrong["Margin: good − bad (bits)"].tolist() == pytest.approx(
+        [round(m / math.log(2), 4) for m in raw["Margin (good − bad)"]], abs=2e-4)
+    assert not wrong.Phenomenon.str.contains("_").any() and raw.Phenomenon.str.contains("_").any()
+    assert "in bits" in wrong_note
+    for fig in (out["shuffle"], out["attractors"]):  # legends name methods as every tab does, never by id
+        assert {t.name for t in fig.data} >= {"LP", "In-template LP [1]"}
     mean = explore.render("blimp", TOY, ["in_template_lp"], "mean", True, "island_effects", "in_template_lp")
     assert [t.name for t in mean["phenomenon"].data][0] == "In-template LP [mean]"
     both = explore.render("blimp", DEFAULT_MODEL, ["lp"], "best", False, "all", "lp", [TOY])
@@ -482,7 +517,8 @@ def test_explore_published_only(tmp_path):
         assert m["value"] is None and ("LP", "lp") in methods["choices"] and wrong["choices"] == []
         out = explore.render("blimp", None, None, "best", False, "all", None)
         assert "No precomputed results for <b>BLiMP</b> yet" in out["status"]
-        assert [t.name for t in out["phenomenon"].data] == ["Humans (published: Warstadt et al. 2020)"]
+        # the legend entry wraps between words to fit a phone (issue 34 item 6)
+        assert [t.name.replace("<br>", " ") for t in out["phenomenon"].data] == ["Humans (published: Warstadt et al. 2020)"]
         assert len(out["phenomenon"].data[0].x) == 12
         assert "Ide et al. 2025" in " ".join(out["overall"].Source)
         assert len(out["wrong"]) == 0

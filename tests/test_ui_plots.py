@@ -123,7 +123,8 @@ def test_phenomenon_figure_labels_published_sources():
     pub = pd.DataFrame({"model": "human", "method": "human", "phenomenon": ["binding", "ellipsis", "quantifiers"],
                         "accuracy": [87.0, 85.0, 86.6], "source": "Warstadt et al. 2020, BLiMP repo"})
     fig = plots.phenomenon_figure(ours, pub, "t")
-    assert [t.name for t in fig.data] == ["LP", "Humans (published: Warstadt et al. 2020)"]
+    # legend entries wrap between words to fit a phone (issue 34, item 6)
+    assert [t.name.replace("<br>", " ") for t in fig.data] == ["LP", "Humans (published: Warstadt et al. 2020)"]
     assert list(fig.data[0].y) == ["binding", "ellipsis", "quantifiers"]
     assert pd.isna(fig.data[0].x[2]) and fig.data[1].x[2] == pytest.approx(86.6)
     only_pub = plots.phenomenon_figure(pd.DataFrame(), pub)
@@ -152,3 +153,18 @@ def test_length_paradigm_and_bar_figures():
     assert len(fig.data) == 1 and fig.layout.shapes
     assert plots.grouped_bar_figure(pd.DataFrame(), "x", "acc", "g").layout.annotations
     assert plots.short_source("Ide et al. 2025, Table 3a") == "Ide et al. 2025"
+
+
+def test_phenomenon_labels_wrap_to_a_third_of_a_phone():
+    """Issue 34 item 6: the phenomena's words on short lines (a phone's plot gave them 60 % of its width)."""
+    phen = ["determiner-noun agreement", "subject-verb agreement", "filler-gap dependency", "NPI licensing"]
+    ours = pd.DataFrame({"model": "m", "method": "lp", "template": "-", "phenomenon": phen,
+                         "accuracy": [70.0, 80.0, 60.0, 75.0], "pairs": 10})
+    fig = plots.phenomenon_figure(ours, None, "Accuracy by phenomenon · BLiMP · SmolLM2-135M-Instruct (smollm2-135m-instruct)")
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert [t.replace("<br>", " ") for t in ticks] == sorted(phen) and list(fig.layout.yaxis.tickvals) == sorted(phen)
+    assert max(len(line) for t in ticks for line in t.split("<br>")) <= plots.LABEL_WIDTH
+    assert "determiner-noun<br>agreement" in ticks
+    assert all(len(line) <= plots.TITLE_WIDTH for line in fig.layout.title.text.split("<br>"))
+    assert plots.wrap_label("a &#x27;b&#x27; c", 5) == "a &#x27;b&#x27;<br>c"  # an entity counts as one character
+    assert plots.wrap_label("supercalifragilistic word", 5) == "supercalifragilistic<br>word"

@@ -24,8 +24,10 @@ from accapp.analysis import intervals as CI
 from accapp.benchmarks import NAMES, describe, label_of  # noqa: F401 - label_of: the tab's benchmark names
 from accapp.files import csv_bytes
 from accapp.methods import display_name
+from accapp.service import units
 from accapp.service.catalog import DEFAULT_MODEL, convention_label, presets, registry
 from accapp.service.host import get_state
+from accapp.service.units import DEFAULT_UNIT
 
 BENCHMARKS = NAMES
 PREFERRED = tuple(presets()["explore"])  # the first selection (accapp/methods/data/methods.json)
@@ -34,6 +36,7 @@ WRONG_LIMIT = 500  # rows shown in the table (the CSV has every wrong row up to 
 WRONG_FETCH = 50_000  # wrong rows read from the store for sorting and filtering
 WRONG_COLUMNS = ["Paradigm", "Pair", "Template", "Order", "Acceptable sentence", "Unacceptable sentence",
                  "Score: good", "Score: bad", "Margin (good − bad)", "Phenomenon"]
+MARGIN = "Margin (good − bad)"  # in the method's own unit (nats for LP); the table shows it in bits (wrong_display)
 CI_COLUMN = "95 % CI (%)"
 CI_NOTE = ("Intervals: 95 % percentile bootstrap over pairs (1,000 resamples, seed 0; the overall accuracy "
            "resampled within each paradigm), this project's runs only; published numbers come without one.")
@@ -106,6 +109,11 @@ def model_label(model_id: str) -> str:
 def phenomena(sel: Selection) -> list[str]:
     """The phenomena of the selected run, for the filters ("all" first)."""
     return ["all"] + (sorted(set(sel.store.units(sel.model, sel.bench).phenomenon)) if sel.model else [])
+
+
+def phenomenon_choices(sel: Selection) -> list[tuple[str, str]]:
+    """The filters' choices: each phenomenon's words on screen, its id the value ("all" first)."""
+    return [("all phenomena", "all")] + [(phenomenon_label(sel.bench, p), p) for p in phenomena(sel)[1:]]
 
 
 def human_note(bench: str) -> str:
@@ -440,8 +448,8 @@ def ab_frames(sel: Selection, sink: dict | None = None):
 
 def _with_humans(sel: Selection, df: pd.DataFrame, key: str) -> pd.DataFrame:
     keep = [c for c in (key, "accuracy", "pairs", "ci_low", "ci_high") if c in df]
-    parts = [df[keep].assign(group=[f"{m} [{t}]" if t not in ("-", "") else m
-                                    for m, t in zip(df.method, df.template)])]
+    parts = [df[keep].assign(group=[f"{display_name(m)} [{t}]" if t not in ("-", "") else display_name(m)
+                                    for m, t in zip(df.method, df.template)])]  # the legend: method names
     if "human_accuracy" in df and df.human_accuracy.notna().any():
         b = describe(sel.bench)
         h = df.drop_duplicates(key)[[key, "human_accuracy"]].rename(columns={"human_accuracy": "accuracy"})
@@ -517,6 +525,20 @@ def wrong_pairs(sel: Selection, method: str | None) -> pd.DataFrame:
                          # > 0 only for a tie inside the tie tolerance (counted wrong, accapp/methods/formulas.py)
                          "Margin (good − bad)": (df.score_good - df.score_bad).round(4),
                          "Phenomenon": df.phenomenon}, columns=WRONG_COLUMNS)
+
+
+def wrong_display(df: pd.DataFrame, bench: str, method: str | None, unit: str = DEFAULT_UNIT) -> pd.DataFrame:
+    """The wrong pairs as the table shows them: scores and margins in the page's unit (log-probabilities
+    in bits, as the Probe's default; P(Yes) and shares as they are), the unit in each header, and each
+    phenomenon in words. The frame behind it (and its CSV) keeps the ids and the method's own unit."""
+    if df.empty or not method:
+        return df
+    u = units.unit_label(method, unit)
+    conv = lambda col: [round(units.in_unit(float(v), method, unit), 4) for v in df[col]]  # noqa: E731
+    out = df.assign(**{"Score: good": conv("Score: good"), "Score: bad": conv("Score: bad"),
+                       MARGIN: conv(MARGIN), "Phenomenon": [phenomenon_label(bench, p) for p in df["Phenomenon"]]})
+    return out.rename(columns={"Score: good": f"Score: good ({u})", "Score: bad": f"Score: bad ({u})",
+                               MARGIN: f"Margin: good − bad ({u})"})
 
 
 def filter_wrong(df: pd.DataFrame, text: str | None = None, phenomenon: str | None = None,

@@ -49,6 +49,7 @@ from accapp.service.gpu import model_call
 from accapp.service.messages import message_of
 from accapp.service.probe import majority, model_spec
 from accapp.service.provenance import provenance
+from accapp.service.units import file_unit, round_percent
 
 MAX_ROWS = settings.integer("ACCAPP_UI_MAX_ROWS")
 MAX_UPLOAD_BYTES = min(MAX_FILE_BYTES, int(settings.number("ACCAPP_MAX_UPLOAD_MB") * 1024 * 1024))
@@ -62,9 +63,12 @@ LAYOUTS = ("wide", "long")  # wide: one row per input row (the default); long: o
 # accapp.score_pairs' columns: the long layout has them (after the input's own columns and row).
 LONG_COLUMNS = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
                 "prediction", "len_good", "len_bad"]
+# the long file's columns: score_pairs' with each row's score unit after its scores (the method's descriptor)
+FILE_LONG_COLUMNS = LONG_COLUMNS[:LONG_COLUMNS.index("score_bad") + 1] + ["score_unit"] + \
+    LONG_COLUMNS[LONG_COLUMNS.index("score_bad") + 1:]
 TOKEN_COLUMNS = ["row", "side", "unit", "index", "text", "start", "end", "tokens", "word_index", "logprob_nats",
                  "surprisal_nats", "surprisal_bits", "logprob_sum_nats", "correction_applies"]
-SUMMARY_COLUMNS = ["phenomenon", "method", "pairs", "judgments", "ties", "correct", "accuracy"]
+SUMMARY_COLUMNS = ["phenomenon", "method", "pairs", "judgments", "ties", "correct", "accuracy_percent"]
 
 
 class ModelBusy(Exception):
@@ -77,10 +81,11 @@ def direct(engine):
     return lambda fn, *args, waited=0.0: fn(engine, *args)
 
 
-def column_name(method: str, template: str, variant: str, field: str) -> str:
-    """'lp: score_good', 'in_template_lp [2]: verdict', 'ab_prompting [1, good=A]: score_bad'."""
+def column_name(method: str, template: str, variant: str, field: str, unit: str = "") -> str:
+    """'lp: score_good', 'in_template_lp [2]: verdict', 'ab_prompting [1, good=A]: score_bad';
+    with a unit: 'lp: score_good (nats)', 'yes_no_prob_comp [1]: score_bad (P(Yes))'."""
     tag = [t for t in ((template if template not in ("-", "") else ""), variant) if t]
-    return f"{method}{' [' + ', '.join(tag) + ']' if tag else ''}: {field}"
+    return f"{method}{' [' + ', '.join(tag) + ']' if tag else ''}: {field}" + (f" ({unit})" if unit else "")
 
 
 def result_columns(result: PairResult) -> dict:
@@ -89,8 +94,10 @@ def result_columns(result: PairResult) -> dict:
     out = {"tokens_good": result.len_good, "tokens_bad": result.len_bad, "majority_verdict": maj["verdict"],
            "judgments_for_good": maj["good"], "judgments_for_bad": maj["bad"]}
     for s in result.scores:
-        for field, value in (("score_good", s.score_good), ("score_bad", s.score_bad), ("verdict", s.verdict)):
-            out[column_name(s.method, str(s.template), str(s.variant), field)] = value
+        unit = file_unit(s.method)  # a score's unit in its column's name (the method's descriptor)
+        for field, value, u in (("score_good", s.score_good, unit), ("score_bad", s.score_bad, unit),
+                                ("verdict", s.verdict, "")):
+            out[column_name(s.method, str(s.template), str(s.variant), field, u)] = value
     for method, why in result.unavailable.items():  # a method the model cannot run: the reason, in place of scores
         out[column_name(method, "-", "", "unavailable")] = why
     return out
@@ -389,7 +396,8 @@ def check_layout(layout) -> str:
 
 def long_frame(scored: Scored) -> pd.DataFrame:
     """One row per pair x method x template x answer order: ``row`` and the input's columns, then
-    accapp.score_pairs' columns (``pair`` is the row's 0-based position), then ``model`` and
+    accapp.score_pairs' columns (``pair`` is the row's 0-based position; ``score_unit`` after the
+    scores: nats, nats/token, P(Yes) or share of draws), then ``model`` and
     ``error``. A row that failed keeps one line, with its ``error`` and no scores."""
     inputs = [c for c in scored.base.columns if c not in ("good", "bad", "model", "error")]
     out = []
@@ -403,8 +411,9 @@ def long_frame(scored: Scored) -> pd.DataFrame:
             continue
         base = {**base, "good": res.pair.good, "bad": res.pair.bad}
         for s in res.scores:
-            out.append({**head, **base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad, **tail})
-    df = pd.DataFrame(out, columns=inputs + LONG_COLUMNS + ["model", "error"])
+            out.append({**head, **base, **s.as_dict(), "score_unit": file_unit(s.method), "len_good": res.len_good,
+                        "len_bad": res.len_bad, **tail})
+    df = pd.DataFrame(out, columns=inputs + FILE_LONG_COLUMNS + ["model", "error"])
     for col in ("len_good", "len_bad"):  # whole numbers, also beside a failed row's empty cells
         df[col] = df[col].astype("Int64")
     return df
@@ -456,7 +465,8 @@ def judgments(long: pd.DataFrame) -> pd.DataFrame:
 def phenomenon_summary(long: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
     """Accuracy (%) by phenomenon and method over the scored rows: ``pairs`` (rows scored),
     ``judgments`` (pair x template x answer order), ``ties`` (counted wrong), ``correct`` and
-    ``accuracy`` = 100 x mean correct over the judgments (a phenomenon's accuracy is the mean over
+    ``accuracy_percent`` = 100 x mean correct over the judgments, rounded to what their number supports
+    (accapp.service.units.round_percent) (a phenomenon's accuracy is the mean over
     its items, as in accapp.analysis.accuracy). Phenomena in order of first appearance, methods in
     the request's order."""
     ok = judgments(long)
@@ -466,7 +476,8 @@ def phenomenon_summary(long: pd.DataFrame, methods: list[str] | None = None) -> 
     out = ok.groupby(["phenomenon", "method"], sort=False).agg(
         pairs=("pair", "nunique"), judgments=("correct", "size"), ties=("tie", "sum"), correct=("correct", "sum"),
         accuracy=("correct", "mean")).reset_index()
-    out["accuracy"] = 100 * out["accuracy"]
+    # a percentage to what its judgments support (whole percents below 10, else 0.1 %)
+    out["accuracy_percent"] = [round_percent(100 * a, n) for a, n in zip(out["accuracy"], out["judgments"])]
     out["ties"] = out["ties"].astype(int)
     order = {m: n for n, m in enumerate(methods or [])}
     first = {p: n for n, p in enumerate(dict.fromkeys(ok["phenomenon"]))}

@@ -233,7 +233,9 @@ def build_app() -> gr.Blocks:
     # Uploads and result files older than an hour are removed every 30 minutes (and all at exit).
     with CheckedBlocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
         gr.HTML(HEADER)
-        with gr.Tabs(selected="probe", elem_id="main-tabs") as tabs:
+        # overflow_behavior="wrap": on a phone the five tabs wrap onto two lines, every label in view
+        # (Gradio's default hides those that do not fit behind an unlabelled "•••")
+        with gr.Tabs(selected="probe", elem_id="main-tabs", overflow_behavior="wrap") as tabs:
             with gr.Tab("Probe a pair", id="probe", elem_id="tab-probe"):
                 probe_tab = probe.build()
             with gr.Tab("Explore results", id="explore", elem_id="tab-explore") as explore_tab:

@@ -157,3 +157,39 @@ table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-
   .tab-wrapper button, [role='tab'] { font-size: 0.95rem; }
 }
 """
+# On a phone (issue 34, item 6): a table of six or more columns keeps readable columns (its share
+# widths taken of a wider table) and scrolls sideways inside its box, saying so under it; words
+# break only between letters when a single word is wider than its column.
+CSS += """
+@media (max-width: 640px) {
+  .acc-table:has(th:nth-child(6)) .table-container { overflow-x: auto !important; }
+  .acc-table:has(th:nth-child(6)) .table-wrap { min-width: 980px; }
+  .acc-table:has(th:nth-child(9)) .table-wrap { min-width: 1500px; }
+  .acc-table:has(th:nth-child(6))::after { content: "⟷ Swipe the table sideways: more columns on the right";
+    display: block; padding: 0.25rem 0.5rem; font-size: 0.85rem; color: var(--body-text-color-subdued); }
+  .acc-table th, .acc-table th span { overflow-wrap: break-word !important; word-break: normal !important; hyphens: auto; }
+}
+"""
+# The gallery's projection view: big type that wraps at word boundaries and fits any width.
+CSS += """
+.acc-proj { padding: 1rem 1.4rem; border-radius: 0.8rem; background: var(--block-background-fill);
+  border: 1px solid var(--border-color-primary); }
+.acc-proj-where { font-size: 1.2rem; color: var(--body-text-color-subdued); overflow-wrap: anywhere; }
+.acc-proj-row { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; margin: 0.6rem 0; }
+.acc-proj-letter { font-size: 2rem; font-weight: 700; min-width: 1.6em; }
+.acc-proj-verdict { min-width: 15.5rem; }  /* the two sentences start in one column */
+.acc-proj-sentence { flex: 1 1 18rem; min-width: 0; font-size: clamp(1.4rem, 4.6vw, 2.6rem); line-height: 1.25;
+  overflow-wrap: break-word; }
+.acc-proj-takeaway { font-size: clamp(1.15rem, 3.2vw, 1.7rem); margin-top: 1.2rem; padding-top: 0.8rem;
+  border-top: 2px solid var(--border-color-primary); }
+.acc-proj-ask { font-size: clamp(1.05rem, 2.8vw, 1.4rem); margin-top: 1.2rem; color: var(--body-text-color-subdued); }
+@media (max-width: 640px) {
+  .acc-proj { padding: 0.7rem 0.8rem; }
+  .acc-proj-where { font-size: 1rem; }
+  .acc-proj-row { margin: 0.7rem 0; }
+  .acc-proj-letter { font-size: 1.5rem; min-width: 1.2em; }
+  .acc-proj-verdict { min-width: 0; }
+  .acc-proj-verdict span { font-size: 1.05rem !important; }
+  .acc-proj-sentence { flex-basis: 100%; }
+}
+"""

@@ -121,6 +121,7 @@ def paradigm_view(sel, phenomenon, sink=None):
     if frames is None:
         return plots.empty_figure("No results yet: the per-paradigm view needs a precomputed run.")
     df, human = frames
+    df = df.assign(phenomenon=[svc.phenomenon_label(sel.bench, p) for p in df.phenomenon])  # words, not ids
     return plots.paradigm_figure(df, human, esc(f"Accuracy per paradigm · {model_label(sel.model)}"))
 
 
@@ -192,6 +193,7 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     phen = _safe("By phenomenon", lambda: phenomenon_view(sel, show_models, sink), fig_fallback)
     length = _safe("Token length", lambda: length_view(sel, sink), fig_fallback)
     phen_choices = svc.phenomena(sel)
+    phen_labelled = svc.phenomenon_choices(sel)  # words on screen, ids as values
     para_phen = para_phen if para_phen in phen_choices else "all"
     para = _safe("Per paradigm", lambda: paradigm_view(sel, para_phen, sink), fig_fallback)
     ens_tbl, ens_fig = _safe("Ensembles", lambda: ensemble_view(sel), lambda m: (df_fallback(m), fig_fallback(m)))
@@ -206,22 +208,26 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     shown = display_name(wrong_method) if wrong_method else ""
     more = f" (the first {WRONG_LIMIT:,} shown; the CSV has them all)" if len(kept) > WRONG_LIMIT else ""
     filtered = f" of {len(every_wrong):,}" if len(kept) != len(every_wrong) else ""
+    unit = svc.units.unit_label(wrong_method, svc.DEFAULT_UNIT) if wrong_method else ""
     wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not sel.model else
                   note(f"{len(kept):,}{filtered} pair judgments that <b>{esc(shown)}</b> gets wrong (or ties){more}. "
-                       "Margin = score of the acceptable minus the unacceptable sentence, in the method's own unit "
-                       "(for LP and its variants a log-probability in nats). "
+                       f"Margin = score of the acceptable minus the unacceptable sentence, in {esc(unit)} (as the "
+                       "Probe shows it by default; the CSV keeps the method's own unit, named in its Score unit "
+                       "column). "
                        "<b>Click a row</b> to open the pair in the probe.", "info"))
     tag = f"{sel.bench}-{sel.model or 'published'}-{sel.template}"
     tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl,
-              "wrong-pairs": kept.assign(Method=wrong_method, Model=sel.model) if len(kept) else None}
+              "wrong-pairs": kept.assign(Method=wrong_method, Model=sel.model,
+                                         **{"Score unit": svc.units.file_unit(wrong_method)}) if len(kept) else None}
     files = {k: _safe("CSV", lambda v=v, k=k: write_csv(v, f"{k}-{tag}"), lambda m: None)
              for k, v in {**tables, **sink}.items()}
     findings = _safe("Findings", lambda: findings_html(sel), lambda m: note(esc(m), "warn"))
     return {"status": status, "overall": overall, "phenomenon": phen, "length": length,
-            "paradigm_phenomena": gr.update(choices=phen_choices, value=para_phen), "paradigm": para,
+            "paradigm_phenomena": gr.update(choices=phen_labelled, value=para_phen), "paradigm": para,
             "ensembles_table": ens_tbl, "ensembles_figure": ens_fig, "ab_figure": ab_fig, "ab_table": ab_tbl,
             "shuffle": shuffle, "attractors": attract, "findings": findings, "wrong_note": wrong_note,
-            "wrong": wrong, "wrong_state": wrong, "wrong_phenomena": gr.update(choices=phen_choices, value=wrong_phen),
+            "wrong": svc.wrong_display(wrong, sel.bench, wrong_method), "wrong_state": wrong,
+            "wrong_phenomena": gr.update(choices=phen_labelled, value=wrong_phen),
             "files": files}
 
 
@@ -300,7 +306,8 @@ def selection_from_query(params: dict) -> dict | None:
     phen_choices = svc.phenomena(found)
     phenomenon = raw["phenomenon"] if raw["phenomenon"] in phen_choices else "all"
     return {"bench": bench, "model": model, "models": models, "present": present, "methods": methods,
-            "template": template, "phenomenon": phenomenon, "phen_choices": phen_choices}
+            "template": template, "phenomenon": phenomenon, "phen_choices": phen_choices,
+            "phen_labelled": svc.phenomenon_choices(found)}
 
 
 @friendly
@@ -319,7 +326,7 @@ def restore_from_link(request: gr.Request):
     return (gr.Tabs(selected="explore"), gr.update(value=sel["bench"]),
             gr.update(choices=[(model_label(m), m) for m in sel["models"]], value=model),
             gr.update(choices=[(display_name(m), m) for m in present], value=methods),
-            gr.update(value=sel["template"]), gr.update(choices=sel["phen_choices"], value=sel["phenomenon"]),
+            gr.update(value=sel["template"]), gr.update(choices=sel["phen_labelled"], value=sel["phenomenon"]),
             gr.update(choices=[(model_label(m), m) for m in sel["models"] if m != model], value=[]),
             gr.update(choices=[(display_name(m), m) for m in (present if model else [])], value=wrong_method), True)
 
@@ -377,7 +384,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     status = gr.HTML("", elem_id="explore-status")
     gr.HTML(note(esc(CI_NOTE), "info"), elem_id="explore-ci-note")
     human_note = gr.HTML("", elem_id="explore-human-note")
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap", elem_id="explore-views"):  # every view's label in sight on a phone
         with gr.Tab("By phenomenon"):
             phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
             overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
@@ -393,7 +400,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
             length_plot = gr.Plot(label="Accuracy by token-length difference", elem_id="explore-length")
             dl_length = csv_button("accuracy-by-length", "accuracy by token-length difference (figure data)")
         with gr.Tab("By paradigm"):
-            para_phen = gr.Dropdown(["all"], value="all", label="Phenomenon")
+            para_phen = gr.Dropdown([("all phenomena", "all")], value="all", label="Phenomenon")
             para_plot = gr.Plot(label="Accuracy per paradigm", elem_id="explore-paradigm")
             dl_para = csv_button("accuracy-by-paradigm", "accuracy per paradigm (figure data)")
         with gr.Tab("Ensembles & A/B"):
@@ -419,7 +426,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                 wrong_method = gr.Dropdown([], value=None, label="Method", elem_id="explore-wrong-method", scale=2)
                 wrong_text = gr.Textbox("", label="Filter: text in either sentence or the paradigm", scale=3,
                                         elem_id="explore-wrong-text", max_lines=1)
-                wrong_phen = gr.Dropdown(["all"], value="all", label="Phenomenon", scale=2,
+                wrong_phen = gr.Dropdown([("all phenomena", "all")], value="all", label="Phenomenon", scale=2,
                                          elem_id="explore-wrong-phenomenon")
                 wrong_sort = gr.Dropdown(WRONG_SORTS, value="order", label="Sort", scale=2, elem_id="explore-wrong-sort")
             wrong_note = gr.HTML("")

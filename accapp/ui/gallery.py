@@ -88,18 +88,15 @@ def projection_html(pair: dict | None, reveal: bool = True, position: int = 0, t
         else:
             verdict = _badge("?", ASK_BG, "1.6rem")
         star = "*" if reveal and not good else ""
-        lines.append(f"<div style='display:flex;gap:1rem;align-items:center;margin:1.2rem 0'>"
-                     f"<span style='font-size:2rem;font-weight:700;min-width:1.6em'>{letter}</span>"
-                     f"<span style='min-width:12rem'>{verdict}</span>"
-                     f"<span style='font-size:2.6rem;line-height:1.25'>{star}{esc(text)}</span></div>")
+        # classes (accapp.ui.common.CSS): the sentence wraps between words and fits a phone's width
+        lines.append(f"<div class='acc-proj-row'><span class='acc-proj-letter'>{letter}</span>"
+                     f"<span class='acc-proj-verdict'>{verdict}</span>"
+                     f"<span class='acc-proj-sentence'>{star}{esc(text)}</span></div>")
     where = f" · pair {position} of {total}" if total else ""
-    takeaway = (f"<div style='font-size:1.7rem;margin-top:1.4rem;padding-top:0.8rem;border-top:2px solid "
-                f"var(--border-color-primary)'>💡 {esc(pair['explanation'])}</div>{_note(pair)}"
-                if reveal else "<div style='font-size:1.4rem;margin-top:1.4rem;color:var(--body-text-color-subdued)'>"
-                "Which sentence is acceptable? Tick <b>Show the answer</b> to reveal it.</div>")
-    return (f"<div style='padding:1rem 1.4rem;border-radius:0.8rem;background:var(--block-background-fill);"
-            f"border:1px solid var(--border-color-primary)'>"
-            f"<div style='font-size:1.2rem;color:var(--body-text-color-subdued)'>{esc(pair['topic'])}{where} · "
+    takeaway = (f"<div class='acc-proj-takeaway'>💡 {esc(pair['explanation'])}</div>{_note(pair)}"
+                if reveal else "<div class='acc-proj-ask'>Which sentence is acceptable? Tick <b>Show the answer</b> "
+                "to reveal it.</div>")
+    return (f"<div class='acc-proj'><div class='acc-proj-where'>{esc(pair['topic'])}{where} · "
             f"{esc(data.source_label(pair['source']))}</div>{''.join(lines)}{takeaway}</div>")
 
 
@@ -141,21 +138,22 @@ def step(pair_id, topic, language, delta: int):
 def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
     """The tab; ``probe`` is the Probe tab (its sentences get filled), ``tabs`` the app's Tabs."""
     pairs = data.load()
-    gr.HTML(intro(
+    head = gr.HTML(intro(
         "Teaching gallery",
         "Minimal pairs chosen for teaching: one acceptable sentence, one unacceptable (marked *), and one "
         "sentence on why. Most come from BLiMP (English) and CLiMP (Chinese) exactly as the benchmarks have them; "
         "⚠ marks pairs a small model gets wrong in the app's shipped benchmark runs. Turn on the projection view "
-        "for a classroom, or send a pair to the Probe tab to see what a model makes of it."))
+        "for a classroom, or send a pair to the Probe tab to see what a model makes of it."), elem_id="gallery-intro")
     with gr.Row():
         topic = gr.Dropdown(topic_choices(pairs), value=ALL, label="Topic", scale=3, elem_id="gallery-topic")
         language = gr.Radio([("Both", ALL), ("English", "en"), ("Chinese", "zh")], value=ALL, label="Language",
                             scale=2, elem_id="gallery-language")
     with gr.Row(equal_height=True):
         pair = gr.Dropdown(pair_choices(pairs), value=pairs[0]["id"], label="Pair", scale=6, elem_id="gallery-pair")
-        prev_btn = gr.Button("◀ Previous", scale=1, min_width=90, elem_id="gallery-prev")
-        next_btn = gr.Button("Next ▶", scale=1, min_width=90, elem_id="gallery-next")
-        try_btn = gr.Button("Try it in the Probe tab", variant="primary", scale=2, elem_id="gallery-try")
+        # wide enough for their labels on one line: a low row, so the projection view starts high
+        prev_btn = gr.Button("◀ Previous", scale=1, min_width=130, elem_id="gallery-prev")
+        next_btn = gr.Button("Next ▶", scale=1, min_width=110, elem_id="gallery-next")
+        try_btn = gr.Button("Try it in the Probe tab", variant="primary", scale=2, min_width=260, elem_id="gallery-try")
     with gr.Row():
         projection = gr.Checkbox(False, label="Projection view: one pair in big type, for a classroom",
                                  elem_id="gallery-projection-toggle")
@@ -172,8 +170,10 @@ def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
     reveal.change(render, view_inputs, [cards, big], **HIDDEN)
     prev_btn.click(lambda *a: step(*a, -1), [pair, topic, language], [pair], **HIDDEN)
     next_btn.click(lambda *a: step(*a, 1), [pair, topic, language], [pair], **HIDDEN)
-    projection.change(lambda on: (gr.update(visible=on), gr.update(visible=on), gr.update(visible=not on)),
-                      [projection], [big, reveal, cards], **HIDDEN)
+    # the projection view hides the tab's explanation, so the pair starts high on a projector's screen
+    projection.change(lambda on: (gr.update(visible=on), gr.update(visible=on), gr.update(visible=not on),
+                                  gr.update(visible=not on)),
+                      [projection], [big, reveal, cards, head], **HIDDEN)
 
     def try_in_probe(pair_id, topic_value, language_value):
         return (*probe_fill(data.by_id(data.load(), pair_id)), gr.Tabs(selected=probe_tab_id))

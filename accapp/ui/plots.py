@@ -53,6 +53,33 @@ def to_unit(logprob: float, unit: str) -> float:
     return s / LN2 if unit == "bits" else s
 
 
+def wrap_label(text: str, width: int) -> str:
+    """Break a label (already escaped) onto lines of at most ``width`` characters, between words
+    (plotly's <br>): a figure's category labels, title and legend entries then fit a phone's width
+    instead of taking most of it. A single word longer than ``width`` keeps its line."""
+    words, lines, line = str(text).split(" "), [], ""
+    for w in words:
+        if line and len(line) + 1 + len(_visible(w)) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    lines.append(line)
+    return "<br>".join(lines)
+
+
+def _visible(word: str) -> str:
+    """A word as it shows (an HTML entity such as &#x27; counts as one character)."""
+    import re
+
+    return re.sub(r"&[#\w]+;", "x", word)
+
+
+LABEL_WIDTH = 15  # characters of a category label on one line (a phone: about a third of the figure)
+TITLE_WIDTH = 38  # characters of a title or an axis title on one line (a phone's width at 18 px)
+LEGEND_WIDTH = 34  # characters of a legend entry on one line
+
+
 def _base_layout(fig: go.Figure, title: str = "", height: int = 460) -> go.Figure:
     fig.update_layout(
         title=dict(text=title, x=0.01, xanchor="left", font=dict(size=18)) if title else None,
@@ -277,19 +304,22 @@ LEGEND_ROW_PX = 26  # one legend entry (font 15) in a vertical legend
 AXIS_TITLE_PX = 78  # tick labels and the x-axis title under the plot, kept clear of the legend
 
 
-def legend_below(fig: go.Figure, entries: int | None = None) -> go.Figure:
+def legend_below(fig: go.Figure, entries: int | None = None, lines: int | None = None,
+                 axis_px: int = AXIS_TITLE_PX) -> go.Figure:
     """Put the legend under the plot, one entry a row, and grow the figure to hold it: nothing is
-    ever drawn above the plot but its title, so a legend can never cover a title."""
+    ever drawn above the plot but its title, so a legend can never cover a title. ``lines``: the
+    legend's text lines where entries wrap (wrap_label)."""
     n = entries if entries is not None else sum(1 for t in fig.data if t.showlegend is not False)
+    n = max(n, lines or 0)
     if not n:
         fig.update_layout(showlegend=False)
         return fig
     top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
     height = int(fig.layout.height or 460) + LEGEND_ROW_PX * n
-    bottom = AXIS_TITLE_PX + LEGEND_ROW_PX * n + 10
+    bottom = axis_px + LEGEND_ROW_PX * n + 10
     plot_px = max(80, height - top - bottom)
     fig.update_layout(height=height, margin=dict(b=bottom),
-                      legend=dict(orientation="v", x=0, xanchor="left", yanchor="top", y=-AXIS_TITLE_PX / plot_px))
+                      legend=dict(orientation="v", x=0, xanchor="left", yanchor="top", y=-axis_px / plot_px))
     return fig
 
 
@@ -364,11 +394,19 @@ def phenomenon_figure(ours: pd.DataFrame, published: pd.DataFrame | None = None,
                 hovertext=[f"{name}<br>{esc(p)}: {a:.1f} %<br>source: {src}" if pd.notna(a) else "" for p, a in zip(phen, g["accuracy"])],
                 hoverinfo="text"))
     fig.add_vline(x=50, line=dict(color="#adb5bd", dash="dot"))
-    _base_layout(fig, title, height=max(420, 150 + 34 * len(phen) * max(1, min(3, len(fig.data) // 2 or 1))))
-    fig.update_layout(barmode="group", bargap=0.25)
-    fig.update_xaxes(title_text="accuracy (%); whiskers: 95 % bootstrap interval", range=[0, 102])
-    fig.update_yaxes(autorange="reversed", automargin=True)
-    return legend_below(fig)
+    title = wrap_label(title, TITLE_WIDTH)
+    # 46 px a phenomenon: room for its label on two lines
+    _base_layout(fig, title, height=max(420, 150 + 46 * len(phen) * max(1, min(3, len(fig.data) // 2 or 1))))
+    fig.update_layout(barmode="group", bargap=0.25, margin=dict(t=30 + 24 * (title.count("<br>") + 1), l=10, r=10))
+    fig.update_xaxes(title_text="accuracy (%)<br>whiskers: 95 % CI", range=[0, 102])
+    # the phenomena's words on at most two short lines each: labels take a third of a phone's width, not 60 %
+    labels = {esc(p): wrap_label(esc(p), LABEL_WIDTH) for p in phen}
+    fig.update_yaxes(autorange="reversed", automargin=True, tickmode="array", tickvals=list(labels),
+                     ticktext=list(labels.values()), tickfont=dict(size=13))
+    for t in fig.data:
+        t.name = wrap_label(t.name, LEGEND_WIDTH)
+    return legend_below(fig, lines=sum(t.name.count("<br>") + 1 for t in fig.data if t.showlegend is not False),
+                        axis_px=AXIS_TITLE_PX + 22)  # the axis title on two lines
 
 
 def short_source(source: str) -> str:

@@ -35,6 +35,7 @@ from accapp.ui.probe_view import (
     context_html,
     error_html,
     headline_html,
+    judgment_widths,
     pending_html,
     styled,
     table_columns,
@@ -180,8 +181,8 @@ def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures
     ra, rb = render_report(a, unit, view, figures, two), render_report(b, unit, view, figures, two)
     table = None
     if a is not None:
-        table = styled(verdict_frame(a.get("verdicts_run") or a["verdicts"], bool(a.get("has_run")),
-                                     a.get("phenomenon"), unit))
+        frame = verdict_frame(a.get("verdicts_run") or a["verdicts"], bool(a.get("has_run")), a.get("phenomenon"), unit)
+        table = gr.update(value=styled(frame), column_widths=judgment_widths(list(frame.columns)))  # fits its panel
     pll = a.get("pll") if a else None
     return (status, view_note(a, view), *ra, gr.update(visible=b is not None), *rb,
             gr.update(value=plots.pll_figure(pll, unit) if pll else None, visible=bool(pll)),

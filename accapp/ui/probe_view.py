@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from accapp.benchmarks import NAMES, label_of
-from accapp.service import ratings
+from accapp.service import ratings, units
 from accapp.service.catalog import describe, family_title, headline, stage_text
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
@@ -14,7 +14,6 @@ from accapp.ui.common import esc, note
 from accapp.ui.hu_levy_view import probe_html as hu_levy_html
 
 LN2 = plots.LN2
-UNIT_SUFFIX = {"log/token": "/token"}
 
 VERDICT_TEXT = {"good": "prefers good ✓", "bad": "prefers bad ✗", "tie": "tie ="}
 
@@ -23,34 +22,34 @@ def _run_verdict(c) -> str:
     return "" if c is None else ("right" if c >= 1 else ("wrong" if c <= 0 else f"{c * 10:.0f}/10 draws right"))
 
 
-def _unit(method: str) -> str:
-    """A method's score unit (its descriptor's; an unknown id: a log-probability)."""
-    try:
-        return describe(method).unit
-    except KeyError:
-        return "log"
-
-
 def in_unit(value: float, method: str, unit: str) -> float:
-    """A method's score (or difference) in the page's unit: log-probabilities in bits or nats,
-    probabilities and shares as they are."""
-    return value / LN2 if unit == "bits" and _unit(method).startswith("log") else value
+    """A method's score (or difference) in the page's unit (accapp.service.units)."""
+    return units.in_unit(value, method, unit)
 
 
 def unit_label(method: str, unit: str) -> str:
-    """What a method's number is in: 'bits', 'bits/token', 'P(Yes)', 'share of draws'."""
-    u = _unit(method)
-    if u == "probability":
-        return "P(Yes)"
-    if u == "share":
-        return "share of draws"
-    return unit + UNIT_SUFFIX.get(u, "")
+    """What a method's number is in: 'bits', 'bits/token', 'P(Yes)', 'share of draws' (accapp.service.units)."""
+    return units.unit_label(method, unit)
 
 
-def table_columns(unit: str) -> list[str]:
-    """The judgments table's headers, with the unit the page shows."""
-    return ["Method", "Template", "Order", f"Score: good ({unit})", f"Score: bad ({unit})", f"Good − bad ({unit})",
-            "Unit", "Verdict", "Votes / answers"]
+def table_columns(unit: str = "bits") -> list[str]:
+    """The judgments table's headers. Its rows mix methods (log-probabilities in the page's unit,
+    P(Yes), shares of draws), so no header names a unit: the Unit column gives each row's."""
+    return ["Method", "Template", "Order", "Score: good", "Score: bad", "Good − bad", "Unit", "Verdict",
+            "Votes / answers"]
+
+
+RUN_ACCURACY = "Run: phenomenon accuracy (%)"  # the phenomenon is named in the benchmark box below
+# The judgments table's column shares (of its panel's width): the table fits its panel, every header
+# reads on one or two lines (the run's columns got 66 px and a 221-px header without them).
+JUDGMENT_WIDTHS = {"Method": 13, "Template": 7, "Order": 6, "Score: good": 8, "Score: bad": 8, "Good − bad": 8,
+                   "Unit": 9, "Verdict": 10, "Votes / answers": 13, RUN_ACCURACY: 11, "Run: this pair": 7}
+
+
+def judgment_widths(columns: list[str]) -> list[str]:
+    """Each column's share of the judgments table, as percentages that sum to 100."""
+    raw = [JUDGMENT_WIDTHS.get(c, 8) for c in columns]
+    return [f"{100 * w / sum(raw):.1f}%" for w in raw]
 
 
 def verdict_frame(records: list[dict], has_run: bool = False, phenomenon: str | None = None, unit: str = "nats") -> pd.DataFrame:
@@ -66,7 +65,7 @@ def verdict_frame(records: list[dict], has_run: bool = False, phenomenon: str | 
         cols[7]: VERDICT_TEXT.get(r["verdict"], r["verdict"]), cols[8]: r["votes"],
     } for r in records], columns=cols)
     if has_run:
-        df[f"Run: accuracy on {phenomenon or 'phenomenon'} (%)"] = pd.Series(
+        df[RUN_ACCURACY] = pd.Series(
             [float("nan") if r.get("run_accuracy") is None else r["run_accuracy"] for r in records], dtype=float).round(1)
         df["Run: this pair"] = [_run_verdict(r.get("run_correct")) for r in records]
     return df
@@ -86,6 +85,7 @@ def styled(df: pd.DataFrame):
         return out
 
     fmt = {c: "{:.4g}" for c in df.columns if c.startswith(("Score: ", "Good − bad"))}
+    fmt.update({c: "{:.1f}" for c in df.columns if c == RUN_ACCURACY})  # "88.0", never "88.000000"
     return df.style.apply(row_style, axis=1).format(fmt, na_rep="")
 
 
@@ -108,7 +108,8 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
         return note("<br>".join(parts), "info")
     tmpl_txt = "" if ctx.template == "-" else f" (template {esc(ctx.template)}, its best)"
     if ctx.phen_accuracy is not None:
-        overall = f" ({ctx.overall_accuracy:.1f} % over all of {esc(label_of(bench))})." if ctx.overall_accuracy is not None else "."
+        overall = (f" ({ctx.overall_accuracy:.1f} % over all of {esc(label_of(bench))}; a tie counts as wrong)."
+                   if ctx.overall_accuracy is not None else ".")
         parts.append(f"<b>{mname}</b>{tmpl_txt} with <b>{name}</b> is right on <b>{ctx.phen_accuracy:.1f} %</b> of "
                      f"{ctx.phen_pairs} {esc(phen)} pairs in this project's run" + overall + human_txt)
     c = ctx.pair_correct
@@ -124,6 +125,7 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
 
 # ------------------------------------------------------------------------------------------ the answer
 VOTE_TEXT = {"good": "acceptable ✓", "bad": "unacceptable ✗", "none": "no vote"}
+TIE_HALF = "a tie or no vote counts half"  # service/reliability.py's rule (a coin flip)
 
 
 def _count(n: int, word: str) -> str:
@@ -212,11 +214,14 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
     if not report or not report.get("methods"):
         return ""
     bench = label_of(report.get("reliability_benchmark") or "benchmark")
-    head = (f"<tr><th>Method</th><th>Vote</th><th>Good − bad ({esc(unit)}, mean over its judgments)</th>"
+    # each difference carries its own unit (bits, P(Yes), share of draws): the column mixes methods
+    head = (f"<tr><th>Method</th><th>Vote</th><th>Good − bad (mean over its judgments, in its unit)</th>"
             f"<th>Judgments</th><th>How its judgments make one vote</th><th>{esc(bench)} accuracy, this model "
-            f"(one vote per pair)</th></tr>")
+            f"(one vote per pair; {TIE_HALF})</th></tr>")
     wrap = "acc-votes-wrap acc-narrow" if narrow else "acc-votes-wrap"
-    out = [f"<div class='{wrap}'><div class='acc-small'>Accuracy: this project's precomputed run; a method whose "
+    out = [f"<div class='{wrap}'><div class='acc-small'>Accuracy: this project's precomputed run, one vote per pair "
+           f"with {TIE_HALF}, so it can differ by a tenth from the benchmark box and Explore, where a tie counts "
+           "as wrong; a method whose "
            "accuracy is not above chance with 95 % confidence, or that gives one answer to 95 % of its prompts, "
            "is unreliable for this model and does not vote.</div>"]
     fams: dict[str, list[dict]] = {}
@@ -227,9 +232,7 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
         body = []
         for v in rows:
             tip = f"{v['plain']} Source: {v['source']}."
-            value = in_unit(v["mean_difference"], v["method"], unit)
-            u = unit_label(v["method"], unit)
-            shown_unit = "" if u == unit else f" {u}"
+            value = units.with_unit(v["mean_difference"], v["method"], unit)
             judg = f"{v['good']} good, {v['bad']} bad" + (f", {v['tie']} tie" if v["tie"] else "")
             cls = "unreliable" if v.get("reliable") is False else v["vote"]
             vote = VOTE_TEXT[v["vote"]] + (" (not counted)" if v.get("reliable") is False else "")
@@ -237,7 +240,7 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
                 f"<tr class='acc-vote-{cls}'><td data-label='Method'><span class='acc-method' title='{esc(tip)}'>"
                 f"{esc(v['name'])}</span><div class='acc-plain'>{esc(v['plain'])}</div></td>"
                 f"<td data-label='Vote' class='acc-vote'>{esc(vote)}</td>"
-                f"<td data-label='Good − bad ({esc(unit)})'>{value:+.3g}{esc(shown_unit)}</td>"
+                f"<td data-label='Good − bad'>{esc(value)}</td>"
                 f"<td data-label='Judgments'>{esc(judg)}</td><td data-label='Rule'>{esc(v['rule'])}</td>"
                 f"<td data-label='{esc(bench)} accuracy'>{_bench_cell(v)}</td></tr>")
         title = esc(family_title(fam))

@@ -167,10 +167,10 @@ def phenomenon_table(summary: pd.DataFrame | None) -> pd.DataFrame | None:
     column per method with its accuracy (%); ties are wrong (the CSV also counts them)."""
     if summary is None or summary.empty:
         return None
-    table = summary.pivot(index="phenomenon", columns="method", values="accuracy")
+    table = summary.pivot(index="phenomenon", columns="method", values="accuracy_percent")
     methods = list(dict.fromkeys(summary["method"]))
     phenomena = list(dict.fromkeys(summary["phenomenon"]))
-    table = table.reindex(index=phenomena, columns=methods).round(1)
+    table = table.reindex(index=phenomena, columns=methods)  # rounded by the summary to what it supports
     pairs = summary.groupby("phenomenon", sort=False)["pairs"].max().reindex(phenomena)
     table.columns = [f"{display_name(m)} (%)" for m in methods]
     table.insert(0, "Pairs", pairs.astype(int).values)
@@ -337,6 +337,22 @@ def run_score(path, model_id, methods, layout="wide", tokens=False, request: gr.
            gr.update(value=table, visible=table is not None))
 
 
+def failed_html(message: str) -> str:
+    """A refused or failed file job's message, kept on the page (a toast disappears)."""
+    return note(f"<b>The file was not scored.</b> {esc(message)}", "bad")
+
+
+def run_score_in_page(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None,
+                      progress=gr.Progress()):
+    """The tab's handler: run_score, with a refusal (a malformed file, a stopped job) shown in the
+    summary box, where it stays until the next run, and the old results cleared (issue 34, item 9)."""
+    try:
+        yield from run_score(path, model_id, methods, layout, tokens, request, progress)
+    except gr.Error as exc:
+        yield (gr.update(value=None, visible=False), failed_html(str(exc.message)), gr.update(visible=False),
+               gr.skip(), gr.update(value=None, visible=False))
+
+
 def preview_widths(columns: list[str]) -> list[str]:
     """Fixed shares, so one long unbroken string cannot push the other columns out of view."""
     fixed = {"row": 5, "good": 22, "bad": 22, "error": 18}
@@ -439,7 +455,7 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
 
     model.input(friendly(on_model), [model, methods], [methods], api_visibility="undocumented")
     inputs = [upload, model, methods, layout, tokens]
-    run_event = run_btn.click(run_score, inputs, [result, summary, preview, upload, phenomena],
+    run_event = run_btn.click(run_score_in_page, inputs, [result, summary, preview, upload, phenomena],
                               api_visibility="undocumented", concurrency_id=FILE_QUEUE,
                               concurrency_limit=FILE_EVENTS, validator=validate_job)
     run_event.then(ratings_view.file_view, [result], [rated_plot, rated_pairs, rated_points], api_visibility="undocumented")
