@@ -73,7 +73,20 @@ def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def verdicts_of_results(df: pd.DataFrame) -> list[str]:
-    """The tie-aware verdict of every row of a results frame (method, score_good, score_bad, ...)."""
+    """The tie-aware verdict of every row of a results frame (method, score_good, score_bad, ...):
+    verdict() over the rows, in numpy (the same terms' sizes and comparisons)."""
     sg, sb = sizes_from_results(df)
-    return [verdict(m, g, b, None if np.isnan(x) else x, None if np.isnan(y) else y)
-            for m, g, b, x, y in zip(df.method, df.score_good, df.score_bad, sg, sb)]
+    good, bad = df.score_good.to_numpy(float), df.score_bad.to_numpy(float)
+    rules = df.method.map(rule_of)
+    rtol = np.array([r[1] for r in rules], dtype=float)
+    terms = np.array([r[0] for r in rules], dtype=object)
+
+    def size(score, given):
+        out = np.abs(score)
+        out = np.where(terms == "log_probability", np.maximum(1.0, out), out)
+        out = np.where(terms == "probability", 1.0, out)
+        out = np.where(terms == "share", 0.0, out)
+        return np.where(np.isnan(given), out, np.abs(given))
+
+    tol = rtol * np.maximum(size(good, sg), size(bad, sb))
+    return np.where(np.abs(good - bad) <= tol, "tie", np.where(good > bad, "good", "bad")).tolist()
