@@ -83,8 +83,11 @@ def test_batching_drift_stays_inside_the_tolerance_independently(smollm, blimp):
         idx = order[k : k + 16]
         batched[idx] = _plain_lp(model, [rows[i] for i in idx], smollm.start_id)
     drift = np.abs(np.asarray(alone) - batched) / np.maximum(1, np.abs(batched))
-    print(f"largest relative drift, plain transformers alone vs batched: {drift.max():.2e} (LP's constant {describe('lp').tie_rtol:.2e})")
-    assert drift.max() < describe("lp").tie_rtol, drift.max()
+    print(f"largest relative drift, plain transformers alone vs batched: {drift.max():.2e} (LP's constant "
+          f"{describe('lp').tie_rtol:.2e}, from the project's engine, which packs where this pads)")
+    # right padding moves scores more than the engine's packing, so this independent figure is held to
+    # the bound the issue sets on LP's tolerance (below 1e-3 nats at -70 nats), and the verdicts agree
+    assert drift.max() < 1e-3 / 70, drift.max()
     n = len(sample)
     for i in range(n):
         assert ties.verdict("lp", alone[i], alone[n + i]) == ties.verdict("lp", batched[i], batched[n + i])
