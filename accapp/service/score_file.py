@@ -365,7 +365,10 @@ def row_flags(base: pd.DataFrame) -> list[str]:
     out of accuracy), "repeats row N" (the same pair as an earlier row: scored and counted), else ''."""
     first: dict[tuple[str, str], int] = {}
     out = []
-    for row, good, bad in zip(base["row"], base["good"], base["bad"]):
+    for row, good, bad, error in zip(base["row"], base["good"], base["bad"], base["error"]):
+        if error:  # a row that could not be read or checked has its error, not a flag
+            out.append("")
+            continue
         key = (normalised(good), normalised(bad))
         flag = pair_flag(good, bad)
         if not flag and key in first:
