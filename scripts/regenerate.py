@@ -66,6 +66,34 @@ def apply_tie_rule(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def rerule_ensembles(df: pd.DataFrame) -> pd.DataFrame:
+    """The ensembles' rows again from the same pair's Yes/No prob comp and in-template LP rows, each
+    vote a strict prediction (score_good > score_bad, as Ide et al. count it; methods/ensembles.py)."""
+    from accapp.methods.formulas import ENSEMBLE_SETTINGS, ensemble_correct
+
+    ens = df.method.isin(list(ENSEMBLE_METHODS))
+    if not ens.any():
+        return df
+    keys = ["paradigm", "pair_id"]
+    votes = {}
+    for method in ("yes_no_prob_comp", "in_template_lp"):
+        part = df[df.method == method].assign(right=lambda d: d.score_good > d.score_bad,
+                                              t=lambda d: d.template.astype(int)).sort_values("t")
+        votes[method] = part.groupby(keys, sort=False).right.apply(list)
+    df = df.copy()
+    at = df.index[ens]
+    p = votes["yes_no_prob_comp"].reindex(pd.MultiIndex.from_frame(df.loc[at, keys]))
+    l_ = votes["in_template_lp"].reindex(pd.MultiIndex.from_frame(df.loc[at, keys]))
+    if p.isna().any() or l_.isna().any():
+        raise SystemExit("an ensemble row has no Yes/No or in-template LP rows for its pair")
+    won = [ensemble_correct(pv, lv, *ENSEMBLE_SETTINGS[m]) for m, pv, lv in zip(df.loc[at, "method"], p, l_)]
+    df.loc[at, "score_good"] = won
+    df.loc[at, "score_bad"] = [1.0 - w for w in won]
+    df.loc[at, "correct"] = won
+    df.loc[at, "prediction"] = [f"P votes {sum(pv)}/5, L votes {sum(lv)}/5" for pv, lv in zip(p, l_)]
+    return df
+
+
 def strict_accuracy(df: pd.DataFrame) -> pd.Series:
     """accuracy() by the papers' rule: right when score_good > score_bad (ensembles: their share)."""
     plain = ~df.method.isin(list(ENSEMBLE_METHODS))
@@ -130,7 +158,7 @@ def main() -> int:
         if args.rows:
             after = replace_scores(after, pd.read_parquet(args.rows))
             methods = methods + sorted(pd.read_parquet(args.rows).method.unique())
-        after = apply_tie_rule(after)
+        after = apply_tie_rule(rerule_ensembles(after))
         old_keys = set(map(tuple, before[["paradigm", "pair_id", "method"]].drop_duplicates().to_numpy()))
         new_keys = set(map(tuple, after[["paradigm", "pair_id", "method"]].drop_duplicates().to_numpy()))
         if old_keys != new_keys:
