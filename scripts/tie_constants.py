@@ -1,7 +1,7 @@
 """The tie constants from the 500-pair alone-versus-batched test's rows (issue 35).
 
     python3 -m pytest -m heavy tests/test_ties.py     # writes test-artifacts/ties_500_rows.jsonl
-    python3 scripts/tie_constants.py [test-artifacts/ties_500_rows.jsonl] [--write]
+    python3 scripts/tie_constants.py [ROWS.jsonl ...] [--write]   (default: test-artifacts/ties_500_rows.jsonl)
 
 Per method: the largest drift alone vs batched in its terms' units (accapp.methods.formulas.terms_size),
 the constant it gives (FACTOR x the drift, rounded up to two significant digits: at most 10 x it),
@@ -35,8 +35,9 @@ def round_up(x: float, digits: int = 2) -> float:
 
 def main() -> int:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    path = Path(args[0]) if args else ROOT / "test-artifacts" / "ties_500_rows.jsonl"
-    rows = [r for line in path.read_text().splitlines() if line.strip() for r in json.loads(line)]
+    paths = [Path(a) for a in args] or [ROOT / "test-artifacts" / "ties_500_rows.jsonl"]
+    lines = [line for path in paths for line in path.read_text().splitlines() if line.strip()]
+    rows = [r for line in lines for r in json.loads(line)]
     table = descriptors()
     drift: dict[str, float] = {}
     for m, t, v, ag, ab, bg, bb, asg, asb, bsg, bsb in rows:
@@ -56,7 +57,7 @@ def main() -> int:
             moved = abs(ag - bg) + abs(ab - bb)
             if abs(abs(ag - ab) - ta) > moved + abs(ta - tb):
                 off_edge.append((m, t, v))
-    pairs = len(path.read_text().splitlines())
+    pairs = len(lines)
     print(f"{pairs} pairs, {len(rows)} judgments; constant = {FACTOR} x the drift, rounded up")
     print(f"{'method':28} {'terms':28} {'drift':>10} {'tie_rtol':>10} changed")
     for m in table:
