@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pandas as pd
 
 from accapp.errors import UserError
 from accapp.models import DEFAULT_MODEL
+from accapp.schema import IDENTICAL_WARNING, duplicate_pairs, pair_flag
 
 CHUNK = 64  # pairs per engine call: one progress step; methods share forward passes within it
 
@@ -46,7 +48,9 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
     Returns one row per pair x method x template x answer order: pair (its position), good, bad,
     method, template, variant, score_good, score_bad, verdict ("good" when the good sentence
     scores strictly higher), prediction (what a prompt method's model answered), len_good and
-    len_bad (tokens). `methods`: a list of method ids (accapp.methods.method_ids())
+    len_bad (tokens), flag ("identical": the two sentences are the same after normalisation, no pair;
+    a UserWarning names them, and pairs repeated in the input, also in the frame's attrs["warnings"]).
+    `methods`: a list of method ids (accapp.methods.method_ids())
     or "all". A pair that fails the input checks raises UserError naming its position. `model`: a
     registry id, a hub id (org/name[@revision]), a local folder or a .gguf file; trust_remote_code
     lets a model that ships its own code run it; max_memory ('16GB', bytes) refuses a model whose
@@ -66,18 +70,37 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
         first = min(errors)
         raise UserError(f"Pair {first}: {errors[first]}")
     checked = [p for _, p in valid]
+    notes = _pair_warnings(checked)
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
     rows = []
     steps = range(0, len(checked), CHUNK)
     for start in tqdm(steps, desc=f"{model}", unit=f"×{CHUNK} pairs", disable=not progress or len(steps) < 2):
         for res in engine.score_pairs(checked[start : start + CHUNK], methods, language):
-            base = {"pair": res.pair.meta["pair"], "good": res.pair.good, "bad": res.pair.bad}
+            base = {"pair": res.pair.meta["pair"], "good": res.pair.good, "bad": res.pair.bad,
+                    "flag": pair_flag(res.pair.good, res.pair.bad)}
             rows += [{**base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad} for s in res.scores]
             rows += [{**base, "method": m, "template": "-", "variant": "", "score_good": math.nan, "score_bad": math.nan,
                       "verdict": "unavailable", "prediction": why, "len_good": res.len_good, "len_bad": res.len_bad}
                      for m, why in res.unavailable.items()]
     columns = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
-               "prediction", "len_good", "len_bad"]
-    return pd.DataFrame(rows, columns=columns)
+               "prediction", "len_good", "len_bad", "flag"]
+    out = pd.DataFrame(rows, columns=columns)
+    out.attrs["warnings"] = notes
+    return out
+
+
+def _pair_warnings(pairs) -> list[str]:
+    """Warnings about checked pairs that are no pairs (identical sentences) or repeat an earlier one."""
+    out = []
+    same = [p.meta["pair"] for p in pairs if pair_flag(p.good, p.bad)]
+    if same:
+        out.append(f"Pair{'s' if len(same) > 1 else ''} {', '.join(map(str, same))}: {IDENTICAL_WARNING}")
+    repeats, distinct = duplicate_pairs((p.good, p.bad) for p in pairs)
+    if repeats:
+        out.append(f"{repeats} pair{'s' if repeats > 1 else ''} repeat{'s' if repeats == 1 else ''} an earlier pair "
+                   f"({distinct} distinct pair{'s' if distinct > 1 else ''} occur more than once); each is scored.")
+    return out
 
 
 def token_scores(sentences, model: str = DEFAULT_MODEL, *, dtype: str = "fp32", quantization: str | None = None,

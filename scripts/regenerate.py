@@ -9,11 +9,15 @@
    in a scratch runs folder (accapp.runner.restore_units); the units of --methods are removed.
 2. Those methods are scored again by the project's runner on the very pairs they had (the same
    seeded sample: per method, the pairs per paradigm the manifest records), resuming the rest.
-3. Every row's verdict columns (correct, tie) are recomputed from its scores with the one tie
-   rule (accapp.methods.formulas.verdict), the units consolidated, and the shipped file and its
-   manifest replaced atomically; the manifest records what was regenerated, when and why.
-4. Prints each method's accuracy (mean over paradigms, %) before and after, and how many
-   verdicts changed: how much each method moved.
+3. Every row's verdict columns (correct, tie) are recomputed from its scores with its method's
+   tie rule (accapp.methods.ties: the tolerance from the size of its terms; a Bayes factor's or
+   SLOR's from the same pair's LP and MeanLP rows), its flag set ("identical": the pair's two
+   sentences are the same after normalisation, left out of accuracy), the units consolidated, and
+   the shipped file and its manifest replaced atomically; the manifest records what was
+   regenerated, when and why.
+4. Prints each method's accuracy (mean over paradigms, %, flagged pairs left out) before and
+   after, the papers' strict rule's beside them, and how many verdicts changed: how much each
+   method moved.
 """
 
 from __future__ import annotations
@@ -33,28 +37,68 @@ sys.path.insert(0, str(ROOT))
 
 from accapp.engine import build_engine  # noqa: E402
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic  # noqa: E402
-from accapp.methods.formulas import TIE_EXPONENT, verdict  # noqa: E402
+from accapp.methods.ties import verdicts_of_results  # noqa: E402
 from accapp.runner.runner import consolidate, restore_units, run_benchmark  # noqa: E402
-from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
+from accapp.schema import ENSEMBLE_METHODS, pair_flag  # noqa: E402
 
 RESULTS = ROOT / "precomputed" / "results"
 
 
-def accuracy(df: pd.DataFrame) -> pd.Series:
-    """Per method, the mean over templates and paradigms of the share right (%), as Explore's default."""
-    per = df.groupby(["method", "template", "paradigm"]).correct.mean()
+def accuracy(df: pd.DataFrame, column: str = "correct") -> pd.Series:
+    """Per method, the mean over templates and paradigms of the share right (%), as Explore's default
+    (pairs flagged "identical" left out, as accapp.analysis.accuracy leaves them)."""
+    if "flag" in df:
+        df = df[df["flag"].fillna("") == ""]
+    per = df.groupby(["method", "template", "paradigm"])[column].mean()
     return (100 * per.groupby(["method", "template"]).mean().groupby("method").mean()).round(2)
 
 
 def apply_tie_rule(df: pd.DataFrame) -> pd.DataFrame:
-    """correct and tie from the scores with the one tie rule (ensembles keep their vote share)."""
+    """correct and tie from the scores with each method's tie rule (ensembles keep their vote
+    share), and the flag of every row ("identical" where the pair's sentences are the same)."""
     plain = ~df.method.isin(list(ENSEMBLE_METHODS))
-    v = [verdict(g, b) for g, b in zip(df.score_good[plain], df.score_bad[plain])]
+    v = verdicts_of_results(df[plain])
     df = df.copy()
     df.loc[plain, "correct"] = [1.0 if x == "good" else 0.0 for x in v]
     df.loc[plain, "tie"] = [x == "tie" for x in v]
     df.loc[~plain, "tie"] = False
+    df["flag"] = [pair_flag(g, b) for g, b in zip(df.good, df.bad)]
     return df
+
+
+def rerule_ensembles(df: pd.DataFrame) -> pd.DataFrame:
+    """The ensembles' rows again from the same pair's Yes/No prob comp and in-template LP rows, each
+    vote a strict prediction (score_good > score_bad, as Ide et al. count it; methods/ensembles.py)."""
+    from accapp.methods.formulas import ENSEMBLE_SETTINGS, ensemble_correct
+
+    ens = df.method.isin(list(ENSEMBLE_METHODS))
+    if not ens.any():
+        return df
+    keys = ["paradigm", "pair_id"]
+    votes = {}
+    for method in ("yes_no_prob_comp", "in_template_lp"):
+        part = df[df.method == method].assign(right=lambda d: d.score_good > d.score_bad,
+                                              t=lambda d: d.template.astype(int)).sort_values("t")
+        votes[method] = part.groupby(keys, sort=False).right.apply(list)
+    df = df.copy()
+    at = df.index[ens]
+    p = votes["yes_no_prob_comp"].reindex(pd.MultiIndex.from_frame(df.loc[at, keys]))
+    l_ = votes["in_template_lp"].reindex(pd.MultiIndex.from_frame(df.loc[at, keys]))
+    if p.isna().any() or l_.isna().any():
+        raise SystemExit("an ensemble row has no Yes/No or in-template LP rows for its pair")
+    won = [ensemble_correct(pv, lv, *ENSEMBLE_SETTINGS[m]) for m, pv, lv in zip(df.loc[at, "method"], p, l_)]
+    df.loc[at, "score_good"] = won
+    df.loc[at, "score_bad"] = [1.0 - w for w in won]
+    df.loc[at, "correct"] = won
+    df.loc[at, "prediction"] = [f"P votes {sum(pv)}/5, L votes {sum(lv)}/5" for pv, lv in zip(p, l_)]
+    return df
+
+
+def strict_accuracy(df: pd.DataFrame) -> pd.Series:
+    """accuracy() by the papers' rule: right when score_good > score_bad (ensembles: their share)."""
+    plain = ~df.method.isin(list(ENSEMBLE_METHODS))
+    strict = (df.score_good > df.score_bad).astype(float).where(plain, df.correct)
+    return accuracy(df.assign(strict=strict), "strict")
 
 
 def replace_scores(df: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
@@ -114,7 +158,7 @@ def main() -> int:
         if args.rows:
             after = replace_scores(after, pd.read_parquet(args.rows))
             methods = methods + sorted(pd.read_parquet(args.rows).method.unique())
-        after = apply_tie_rule(after)
+        after = apply_tie_rule(rerule_ensembles(after))
         old_keys = set(map(tuple, before[["paradigm", "pair_id", "method"]].drop_duplicates().to_numpy()))
         new_keys = set(map(tuple, after[["paradigm", "pair_id", "method"]].drop_duplicates().to_numpy()))
         if old_keys != new_keys:
@@ -128,7 +172,8 @@ def main() -> int:
         if pending:
             manifest["pending"] = pending
         manifest["convention"] = manifest.get("convention", "project")
-        manifest["tie_rule"] = f"scores within 2^{TIE_EXPONENT} x max(1, |score|) are a tie (accapp/methods/formulas.py)"
+        manifest["tie_rule"] = ("each method's: scores within its tie_rtol x the size of its terms are a tie "
+                                "(accapp/methods/data/methods.json, accapp/methods/ties.py, docs/ties.md)")
         write_parquet_atomic(after, shipped, compression="zstd")
         write_json_atomic(manifest, manifest_path)
     finally:
@@ -137,9 +182,11 @@ def main() -> int:
     keys = ["paradigm", "pair_id", "method", "template", "variant"]
     joined = before.merge(after, on=keys, suffixes=("_before", "_after"))
     changed = (joined.correct_before != joined.correct_after).groupby(joined.method).sum()
-    table = pd.DataFrame({"before %": accuracy(before), "after %": accuracy(after), "verdicts changed": changed,
-                          "judgments": joined.groupby("method").size()})
+    table = pd.DataFrame({"before %": accuracy(before), "after %": accuracy(after), "strict %": strict_accuracy(after),
+                          "verdicts changed": changed, "judgments": joined.groupby("method").size()})
     table["moved (points)"] = (table["after %"] - table["before %"]).round(2)
+    flagged = int((after["flag"] != "").groupby([after.paradigm, after.pair_id]).any().sum())
+    print(f"pairs flagged identical (left out of every accuracy): {flagged}")
     print(f"{args.model} · {args.benchmark}")
     print(table.to_string())
     return 0

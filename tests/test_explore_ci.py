@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from accapp.analysis import intervals as CI
-from accapp.methods.formulas import tie_tolerance
+from accapp.methods.ties import tolerance
 from accapp.service import host as state
 from accapp.ui import explore, links, plots
 
@@ -156,7 +156,7 @@ def test_wrong_pairs_sort_and_filter(shipped_state):
 
     df = view_model.wrong_pairs(view_model.select(BENCH, MODEL, ["lp"], "mean"), "lp")
     assert len(df) > explore.WRONG_LIMIT  # wrong: the bad sentence wins, or a tie
-    slack = [tie_tolerance(g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
+    slack = [tolerance("lp", g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
     assert (df["Margin (good − bad)"] <= slack).all()
     worst = explore.filter_wrong(df, sort="margin")
     assert worst["Margin (good − bad)"].is_monotonic_increasing

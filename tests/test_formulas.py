@@ -48,9 +48,10 @@ def test_bayes_factors_and_slor_by_hand():
 
 
 def test_verdict_is_strict_and_counts_ties():
-    assert F.verdict(-1.0, -2.0) == "good"
-    assert F.verdict(-2.0, -1.0) == "bad"
-    assert F.verdict(-1.5, -1.5) == "tie"
+    assert F.strict_verdict(-1.0, -2.0) == "good"
+    assert F.strict_verdict(-2.0, -1.0) == "bad"
+    assert F.strict_verdict(-1.5, -1.5) == "tie"
+    assert F.verdict_within(-1.0, -1.0 - 1e-3, 1e-3) == "tie"
 
 
 def test_majority_vote():

@@ -8,6 +8,11 @@ noise only, at most 6.2e-5 nats). Re-recorded again for the tie tolerance 2^-12 
 verdicts whose score gap lies between the two tolerances became ties, one A/B answer became a tie,
 and one Gemma pair's ensembles lost two P votes with them; no other field changed, and no score
 moved by more than 5.6e-5 relative (this machine's float32 against the old recording's).
+Re-ruled for issue 35 without rescoring (the scores are the recording's): every verdict by its
+method's own tie rule (accapp/methods/ties.py), the one A/B answer that was a tie read strictly
+(the likelier letter, as Ide et al. read it), and the ensembles' votes as strict predictions (one
+Gemma pair's four ensembles got back the two P votes the 2^-12 move took); the commit lists each
+change.
 
 Numbers agree to float32 noise (2e-4 nats, or relative 2e-5 where larger), not bit for bit: CI
 machines differ in CPU (Intel, AMD EPYC), and float32 sums run through different kernels there

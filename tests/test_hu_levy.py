@@ -207,7 +207,7 @@ def _check_meta_rows(lm, recorded: list[dict] | None = None) -> None:
     judgment prediction as before, and each order's answer from the same log-probs. Scores to
     1e-4: the requests are batched differently here than in a full run."""
     from accapp.engine import Engine, make_scorer
-    from accapp.methods.formulas import verdict
+    from accapp.methods.ties import verdict
     from accapp.scoring.api import Pair
 
     pairs = [Pair(p["good"], p["bad"]) for p in json.loads((GOLDEN / "pairs.json").read_text(encoding="utf-8"))
@@ -234,7 +234,7 @@ def _check_meta_rows(lm, recorded: list[dict] | None = None) -> None:
             assert c["prediction"] == f"order1:{chose['order1']} order2:{chose['order2']}"
             assert _answer(first, ("1", "2")) in (None, chose["order1"])
             assert _answer(second, ("1", "2")) in (None, chose["order2"])
-            assert c["verdict"] == verdict(c["score_good"], c["score_bad"])  # the project's one tie rule
+            assert c["verdict"] == verdict(method.id, c["score_good"], c["score_bad"])  # the method's tie rule
             if recorded is not None:  # the golden numbers (tests/golden/scores.json): same scores and verdicts
                 want = {(r["method"], r["template"]): r for r in recorded[k]["rows"]}
                 for key in ((method.id, "judgment"), (method.id, "comparison")):

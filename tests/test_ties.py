@@ -1,14 +1,16 @@
-"""One tie rule everywhere (issue 23, item 3): scores closer than TIE_RTOL x max(1, |score|) are a
-tie, so a verdict does not depend on what else was scored in the same batch.
+"""Each method's tie rule (issue 35; issue 23, item 3): scores closer than the method's tolerance,
+its constant times the size of the terms its score is a sum or difference of, are a tie, so a
+verdict does not depend on what else was scored in the same batch.
 
 - hand-computed cases of the rule;
 - independent of the project's scoring code: plain transformers forward passes of SmolLM2, each
-  sentence alone and in right-padded batches of mixed lengths; the drift stays far inside the
+  sentence alone and in right-padded batches of mixed lengths; the drift stays inside LP's
   tolerance and every LP verdict is the same;
 - BLiMP pairs with every method, scored alone (one pair a call, as the probe does) and in one
-  batched call (as the runner does): the same verdict for every judgment. 100 pairs in CI (slow);
-  the issue's 500 pairs are marked heavy, too long for CI beside the rest (docs/performance.md,
-  "The test suite's time"), and run with `python3 -m pytest -m heavy`.
+  batched call (as the runner does): per method, the drift in its terms' units, below its
+  tolerance; a verdict changes only on the edge, rarely. 500 pairs (-m heavy: where the constants
+  in methods.json come from, `python3 -m pytest -m heavy tests/test_ties.py`); CI runs every 20th
+  of them (25 pairs, 25 paradigms, every method).
 """
 
 from __future__ import annotations
@@ -17,26 +19,45 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
-from accapp.methods.formulas import TIE_RTOL, tie_tolerance, verdict
+from accapp.methods import formulas as F
+from accapp.methods import ties
+from accapp.methods.descriptor import descriptors, describe
 
 
 def test_tie_rule_by_hand():
-    assert TIE_RTOL == 2.0**-12
-    # BLiMP principle_A_c_command pair 231, MetaQuestionComplex comparison: batched vs alone.
-    assert verdict(-2.1005869, -2.1005831) == "tie"
-    assert verdict(-2.1005831, -2.1005869) == "tie"
-    assert tie_tolerance(-2.1, -2.0) == pytest.approx(2.1 * 2.0**-12)
-    assert tie_tolerance(0.3, 0.2) == pytest.approx(2.0**-12)  # scale at least 1 (probabilities)
-    assert verdict(0.5, 0.5 + 3e-4) == "bad"  # 3e-4 > 2.44e-4
-    assert verdict(0.5 + 3e-4, 0.5) == "good"
-    assert verdict(0.5 + 2e-4, 0.5) == "tie"
-    assert verdict(-56.4255, -59.9697) == "good"
-    assert verdict(-100.0, -100.0 - 2e-2) == "tie"  # 2e-2 < 100 x 2^-12 = 2.44e-2
-    assert verdict(-100.0, -100.0 - 3e-2) == "good"
-    assert verdict(1.0, 1.0) == "tie"
+    # the maths, with a constant given: terms' size x constant
+    assert F.tie_tolerance(1e-5, "sum", -70.0, -72.0) == pytest.approx(72e-5)
+    assert F.tie_tolerance(1e-5, "log_probability", -0.2, -0.3) == pytest.approx(1e-5)  # at least 1
+    assert F.tie_tolerance(1e-5, "probability", 0.3, 0.9) == pytest.approx(1e-5)  # absolute
+    assert F.tie_tolerance(1e-5, "share", 0.5, 0.5) == 0.0
+    assert F.tie_tolerance(1e-5, "lp_minus_unigram", 1.35, 1.2, 70.0 + 71.35, 60.0) == pytest.approx(141.35e-5)
+    with pytest.raises(ValueError, match="needs the terms"):
+        F.terms_size("lp_minus_unigram", 1.35)
+    assert F.verdict_within(-2.1005869, -2.1005831, 1e-5) == "tie"
+    assert F.verdict_within(-2.1005869, -2.1005831, 1e-6) == "bad"
+    assert F.verdict_within(1.0, 1.0, 0.0) == "tie"
+    assert F.strict_verdict(-56.4255, -59.9697) == "good" and F.strict_verdict(-1.0, -1.0) == "tie"
+    # the shipped constants: LP's tolerance at -70 nats is below 1e-3 nats (issue 35)
+    assert ties.tolerance("lp", -70.0, -70.5) < 1e-3
+    assert ties.verdict("lp", -70.0, -70.0263) == "good"  # the issue's 0.0263-nat pair is no tie
+    lp = describe("lp").tie_rtol
+    assert ties.verdict("lp", -100.0, -100.0 - 50 * lp) == "tie" and ties.verdict("lp", -100.0, -100.0 - 101 * lp) == "good"
+    with pytest.raises(ValueError, match="size of its terms"):
+        ties.tolerance("slor", 1.0, 0.9)  # its LP is not in its score: the method must say
+
+
+def test_each_constant_is_at_most_ten_times_its_measured_drift():
+    for m, d in descriptors().items():
+        if d.kind == "masked":  # not measured yet (the test scores a causal model): LP's constant, the same terms rule
+            assert d.drift is None and d.terms == "sum" and d.tie_rtol == describe("lp").tie_rtol, m
+            continue
+        assert d.drift is not None, f"{m}: no drift measured"
+        assert d.tie_rtol <= 10 * d.drift, (m, d.tie_rtol, d.drift)
+        assert d.drift <= d.tie_rtol, (m, d.drift, d.tie_rtol)  # the measured drift lies inside the tolerance
 
 
 def _plain_lp(model, rows: list[list[int]], start: int) -> list[float]:
@@ -65,48 +86,106 @@ def test_batching_drift_stays_inside_the_tolerance_independently(smollm, blimp):
         idx = order[k : k + 16]
         batched[idx] = _plain_lp(model, [rows[i] for i in idx], smollm.start_id)
     drift = np.abs(np.asarray(alone) - batched) / np.maximum(1, np.abs(batched))
-    print(f"largest relative drift, plain transformers alone vs batched: {drift.max():.2e}")
-    assert drift.max() < TIE_RTOL / 16, drift.max()
+    print(f"largest relative drift, plain transformers alone vs batched: {drift.max():.2e} (LP's constant "
+          f"{describe('lp').tie_rtol:.2e}, from the project's engine, which packs where this pads)")
+    # right padding moves scores more than the engine's packing, so this independent figure is held to
+    # the bound the issue sets on LP's tolerance (below 1e-3 nats at -70 nats), and the verdicts agree
+    assert drift.max() < 1e-3 / 70, drift.max()
     n = len(sample)
     for i in range(n):
-        assert verdict(alone[i], alone[n + i]) == verdict(batched[i], batched[n + i])
+        assert ties.verdict("lp", alone[i], alone[n + i]) == ties.verdict("lp", batched[i], batched[n + i])
 
 
-@pytest.mark.parametrize("n", [pytest.param(100, marks=pytest.mark.slow), pytest.param(500, marks=pytest.mark.heavy)])
-def test_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp, n):
-    """Every judgment of n pairs, alone and batched: the scores move by less than the tolerance,
-    and a verdict changes only where the pair sits on the tie rule's edge (its score difference is
-    within the drift measured for that judgment of the tolerance); no threshold rule can do better,
-    so the test counts those and requires them to be rare."""
-    from accapp.benchmarks import stratified_sample
-    from accapp.engine import build_engine
+def _drift(method: str, x: float, y: float, size: float | None) -> float:
+    """How far a score moved, alone vs batched, in its tie rule's units (the terms' size)."""
+    from accapp.methods.ties import rule_of
 
-    sample = stratified_sample(blimp, 8, 23).head(n)  # nested: the 100 are the 500's first 100
-    assert len(sample) == n
-    engine = build_engine(smollm.spec.id, lm=smollm)
-    pairs = [engine.check_pair(g, b) for g, b in zip(sample.good, sample.bad)]
-    batched = engine.score_pairs(pairs, None, "en")
-    worst, worst_at, judgments, on_edge = 0.0, None, 0, []
-    for pair, together in zip(pairs, batched):
-        alone = engine.score_pairs([pair], None, "en")[0]
+    scale = F.terms_size(rule_of(method)[0], x, size)
+    if scale == 0:
+        return 0.0 if x == y else float("inf")  # a share of votes: exact, or a defect
+    return abs(x - y) / scale
+
+
+def _check_alone_against_batched(pairs_alone_batched, label: str) -> dict:
+    """The rule, per method: the scores move by less than the method's tolerance, a verdict changes
+    only where the pair sits on the edge of it (its score difference within the drift measured for
+    that judgment of the tolerance), and such judgments are rare. Returns the figures."""
+    from accapp.methods.descriptor import descriptors
+
+    table = descriptors()
+    drift: dict[str, float] = {}
+    where: dict[str, dict] = {}
+    rows, judgments, on_edge, off_edge, n_pairs = [], 0, [], [], 0
+    out = Path(__file__).resolve().parents[1] / "test-artifacts"
+    out.mkdir(exist_ok=True)  # the figures for docs/ties.md; the rows let the constants be checked again
+    progress = (out / f"ties_{label}_rows.jsonl").open("w")  # a pair at a time: a long run's figures so far
+    for good, alone, together in pairs_alone_batched:
+        n_pairs += 1
+        first = len(rows)
         for a, b in zip(alone.scores, together.scores):
             assert (a.method, a.template, a.variant) == (b.method, b.template, b.variant)
             judgments += 1
+            rows.append([a.method, a.template, a.variant, a.score_good, a.score_bad, b.score_good, b.score_bad,
+                         a.size_good, a.size_bad, b.size_good, b.size_bad])
+            for x, y, size in ((a.score_good, b.score_good, a.size_good), (a.score_bad, b.score_bad, a.size_bad)):
+                d = _drift(a.method, x, y, size)
+                if d >= drift.get(a.method, 0.0):
+                    drift[a.method], where[a.method] = d, {"template": a.template, "alone": x, "batched": y, "good": good}
             moved = abs(a.score_good - b.score_good) + abs(a.score_bad - b.score_bad)
-            for x, y in ((a.score_good, b.score_good), (a.score_bad, b.score_bad)):
-                drift = abs(x - y) / max(1.0, abs(x))
-                if drift > worst:
-                    worst, worst_at = drift, {"method": a.method, "template": a.template, "alone": x, "batched": y}
             if a.verdict != b.verdict:  # only where the drift can carry the gap across the tolerance
-                edge = abs(abs(a.score_good - a.score_bad) - tie_tolerance(a.score_good, a.score_bad))
-                assert edge <= moved, (pair, a, b)
+                edge = abs(abs(a.score_good - a.score_bad) - a.tolerance)
+                if edge > moved + abs(a.tolerance - b.tolerance):
+                    off_edge.append((a.method, a.template, a.variant, good))
             if (a.verdict, a.prediction) != (b.verdict, b.prediction):  # a prediction: an answer's own tie edge
-                on_edge.append((a.method, a.template, a.variant, pair.good))
-    print(f"largest relative drift alone vs batched: {worst:.2e} at {worst_at} (tolerance {TIE_RTOL:.2e}); "
-          f"verdicts on the tie edge that changed: {len(on_edge)} of {judgments}")
-    out = Path(__file__).resolve().parents[1] / "test-artifacts"
-    out.mkdir(exist_ok=True)  # the figure for docs/ties.md
-    (out / f"ties_{n}.json").write_text(json.dumps({"pairs": n, "judgments": judgments, "largest_relative_drift": worst, "where": worst_at,
-                                                   "tolerance": TIE_RTOL, "changed_on_the_edge": on_edge}))
-    assert worst < TIE_RTOL
-    assert len(on_edge) <= judgments // 1000, on_edge
+                on_edge.append((a.method, a.template, a.variant, good))
+        progress.write(json.dumps(rows[first:]) + "\n")
+        progress.flush()
+    progress.close()
+    print(f"\n{label}: {n_pairs} pairs, {judgments} judgments; per method, the largest drift alone vs "
+          "batched in its terms' units, and its tie constant:")
+    for m, d in drift.items():
+        print(f"  {m:28s} terms {table[m].terms:28s} drift {d:.3e}  tie_rtol {table[m].tie_rtol:.3e}")
+    print(f"verdicts that changed (all on the tie edge): {len(on_edge)} of {judgments}")
+    figures = {"pairs": n_pairs, "judgments": judgments, "drift": drift, "where": where,
+               "tie_rtol": {m: table[m].tie_rtol for m in drift}, "changed_on_the_edge": on_edge, "off_edge": off_edge}
+    (out / f"ties_{label}.json").write_text(json.dumps(figures))
+    assert not off_edge, off_edge
+    for m, d in drift.items():
+        assert d <= table[m].tie_rtol or table[m].tie_rtol == d == 0, (m, d, table[m].tie_rtol)
+    assert len(on_edge) <= max(1, judgments // 1000), on_edge
+    return figures
+
+
+def _alone_and_batched(smollm, sample):
+    from accapp.engine import build_engine
+
+    engine = build_engine(smollm.spec.id, lm=smollm)
+    pairs = [engine.check_pair(g, b) for g, b in zip(sample.good, sample.bad)]
+    batched = engine.score_pairs(pairs, None, "en")
+    return ((p.good, engine.score_pairs([p], None, "en")[0], together) for p, together in zip(pairs, batched))  # lazily
+
+
+def _sample(blimp, n: int):
+    from accapp.benchmarks import stratified_sample
+
+    return stratified_sample(blimp, 8, 23).head(n)  # 8 pairs of each paradigm in turn
+
+
+@pytest.mark.slow
+def test_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp):
+    """CI's part of the 500-pair test: every 20th of its pairs (25 pairs from 25 paradigms, every
+    method, 1,275 judgments): the same rule as the 500, on a quarter of the 100 pairs CI used to run."""
+    sample = _sample(blimp, 500).iloc[::20]
+    assert len(sample) == 25 and sample.paradigm.nunique() == 25
+    _check_alone_against_batched(_alone_and_batched(smollm, sample), "25")
+
+
+@pytest.mark.heavy
+def test_500_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp):
+    """Every judgment of 500 BLiMP pairs (every method), alone (one pair a call, as the probe) and
+    in one call (as the runner): the measurement the tie constants in methods.json come from."""
+    sample = _sample(blimp, 500)
+    assert len(sample) == 500
+    # CI's 25 first, then the rest in the same stride: the pairs so far always span the paradigms
+    sample = pd.concat([sample.iloc[k::20] for k in range(20)])
+    _check_alone_against_batched(_alone_and_batched(smollm, sample), "500")

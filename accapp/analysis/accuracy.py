@@ -3,8 +3,16 @@
 Definitions (Ide et al. 2025 §4-5):
 
 - A row is one pair x method x template x variant; ``correct`` is 1/0 (for the ensembles the
-  share of the 10 seeded draws that were right). Ties (scores within the tie tolerance, methods/formulas.py) are wrong and
-  are counted (``ties``); ensemble rows never count as ties (their "tie" is a 5/10 vote share).
+  share of the 10 seeded draws that were right).
+- Two rules (``rule``, issue 35): "strict", the papers' (BLiMP, Ide et al. 2025, Kauf & Ivanova
+  2023): right when score_good > score_bad, the default, since every accuracy here is shown beside
+  published numbers; and "ties", the project's: right when score_good is higher by more than the
+  method's tie tolerance (methods/ties.py; the stored ``correct`` and ``tie`` columns). Ties (equal
+  scores under "strict", within the tolerance under "ties") are wrong and are counted (``ties``);
+  ensemble rows never count as ties (their "tie" is a 5/10 vote share) and keep their stored share
+  under both rules (their votes are the in-template LP and Yes/No verdicts of the project's rule).
+- Rows flagged at scoring time (``flag``: "identical", a pair whose two sentences are the same
+  after normalisation) are no pairs: left out of every accuracy here (``left_out`` counts them).
 - Accuracy of a paradigm = mean of ``correct`` over its rows (for ab_prompting that is the
   mean over both orders, good=A and good=B).
 - Overall accuracy = mean over paradigms of the per-paradigm accuracy.
@@ -34,11 +42,16 @@ NUMERIC_TEMPLATE = "regexp_full_match(template, '[0-9]+')"
 # (the templates kept: all, one, or each method's best). Parameters: $model, $benchmark,
 # $methods (list), $template (NULL, an id, or 'best'), $ens (the ensemble method ids).
 BASE_CTES = f"""
-sel AS (
-    SELECT * FROM results
+ruled AS (
+    SELECT * REPLACE (
+        CASE WHEN $rule = 'strict' AND NOT list_contains($ens, method)
+             THEN (score_good > score_bad)::DOUBLE ELSE correct END AS correct,
+        CASE WHEN $rule = 'strict' THEN NOT list_contains($ens, method) AND score_good = score_bad ELSE tie END AS tie)
+    FROM results
     WHERE model = $model AND benchmark = $benchmark AND list_contains($methods, method)
       AND ($template IS NULL OR $template = 'best' OR template = $template)
 ),
+sel AS (SELECT * FROM ruled WHERE coalesce(flag, '') = ''),
 per_variant AS (
     SELECT method, template, paradigm, variant, any_value(phenomenon) AS phenomenon, count(*) AS n,
            sum(correct) AS s, count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)) AS ties
@@ -62,31 +75,48 @@ chosen AS (
 """
 
 
+STRICT, TIES = "strict", "ties"
+RULES = {  # the accuracy rules and their labels on the page
+    STRICT: "the papers' rule: right when score(good) > score(bad)",
+    TIES: "this project's rule: ties within the method's tolerance counted wrong",
+}
+
 AB_METHOD = "ab_prompting"  # the method whose answers ab_prompting() counts (Ide et al. 2025 Table 12)
 
 def base_params(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None,
-                template: str | None = None) -> dict:
+                template: str | None = None, rule: str = STRICT) -> dict:
     """Validate the filters and return the bound parameters of BASE_CTES."""
     methods = store.check(model, benchmark, methods)
     if template is not None and template != "best":
         store.check(model, benchmark, methods, template=template)
+    if rule not in RULES:
+        raise UserError(f"Unknown accuracy rule {rule!r}; the rules: {', '.join(RULES)}.")
     return {"model": model, "benchmark": benchmark, "methods": methods, "template": template,
-            "ens": list(ENSEMBLE_METHODS)}
+            "ens": list(ENSEMBLE_METHODS), "rule": rule}
+
+
+def left_out(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None) -> pd.DataFrame:
+    """Per method and flag: the rows left out of accuracy (flagged pairs). Columns: method, flag, pairs, rows."""
+    params = base_params(store, model, benchmark, methods)
+    sql = f"""WITH {BASE_CTES}
+    SELECT method, flag, count(DISTINCT (paradigm, pair_id)) AS pairs, count(*) AS rows
+    FROM ruled WHERE coalesce(flag, '') <> '' GROUP BY method, flag ORDER BY method, flag"""
+    return store.query(sql, params)
 
 
 def accuracy_by_paradigm(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
-                         template: str | None = None) -> pd.DataFrame:
+                         template: str | None = None, rule: str = STRICT) -> pd.DataFrame:
     """Per paradigm: model, benchmark, method, template, paradigm, phenomenon, pairs, ties, accuracy (%)."""
     sql = f"""WITH {BASE_CTES}
     SELECT $model AS model, $benchmark AS benchmark, p.method, p.template, p.paradigm, p.phenomenon,
            p.pairs, p.ties, 100 * p.acc AS accuracy
     FROM per_paradigm p JOIN chosen USING (method, template)
     ORDER BY p.method, TRY_CAST(p.template AS INTEGER) NULLS LAST, p.template, p.paradigm"""
-    return store.query(sql, base_params(store, model, benchmark, methods, template))
+    return store.query(sql, base_params(store, model, benchmark, methods, template, rule=rule))
 
 
 def accuracy_by_phenomenon(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
-                           template: str | None = None) -> pd.DataFrame:
+                           template: str | None = None, rule: str = STRICT) -> pd.DataFrame:
     """Per phenomenon (mean over its items): model, benchmark, method, template, phenomenon,
     paradigms, pairs, ties, accuracy (%)."""
     sql = f"""WITH {BASE_CTES}
@@ -96,18 +126,18 @@ def accuracy_by_phenomenon(store: Store, model: str, benchmark: str, methods: It
     FROM per_paradigm p JOIN chosen USING (method, template)
     GROUP BY p.method, p.template, p.phenomenon
     ORDER BY p.method, TRY_CAST(p.template AS INTEGER) NULLS LAST, p.template, p.phenomenon"""
-    return store.query(sql, base_params(store, model, benchmark, methods, template))
+    return store.query(sql, base_params(store, model, benchmark, methods, template, rule=rule))
 
 
 def accuracy_overall(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
-                     template: str | None = None) -> pd.DataFrame:
+                     template: str | None = None, rule: str = STRICT) -> pd.DataFrame:
     """Overall (mean over paradigms): model, benchmark, method, template, paradigms, pairs, ties, accuracy (%)."""
     sql = f"""WITH {BASE_CTES}
     SELECT $model AS model, $benchmark AS benchmark, o.method, o.template, o.paradigms, o.pairs, o.ties,
            100 * o.acc AS accuracy
     FROM overall o JOIN chosen USING (method, template)
     ORDER BY o.method, TRY_CAST(o.template AS INTEGER) NULLS LAST, o.template"""
-    return store.query(sql, base_params(store, model, benchmark, methods, template))
+    return store.query(sql, base_params(store, model, benchmark, methods, template, rule=rule))
 
 
 def template_methods(store: Store, model: str, benchmark: str) -> list[str]:
@@ -151,7 +181,7 @@ def best_template(store: Store, model: str, benchmark: str, method: str) -> str:
     return str(df.template.iloc[0])
 
 
-def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None) -> pd.DataFrame:
+def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None, rule: str = STRICT) -> pd.DataFrame:
     """Everything the ``report`` command prints, in long format.
 
     One row per (method, template, phenomenon) with phenomenon "overall" for the overall
@@ -163,7 +193,7 @@ def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[s
       Table 11; its phenomena are that template's, as in Ide Fig. 3); ``best_template`` names it.
     Columns: model, benchmark, method, template, best_template, phenomenon, pairs, ties, accuracy (%).
     """
-    params = base_params(store, model, benchmark, methods)
+    params = base_params(store, model, benchmark, methods, rule=rule)
     sql = f"""WITH {BASE_CTES},
     per_template AS (
         SELECT method, template, 'overall' AS phenomenon, pairs, ties, acc FROM overall

@@ -4,8 +4,12 @@
 
 For every method: one row per template (its id, "-" for methods without one), and for methods
 with numbered templates (Ide et al.'s 1-5) also "mean", "sd" (sample sd, ddof=1) and "max"
-(the best template's row; ``best_template`` names it). Each row: pairs, ties, overall accuracy
-(mean over paradigms) and accuracy per phenomenon (mean over its items), in percent.
+(the best template's row; ``best_template`` names it). Each row: pairs, overall accuracy (mean
+over paradigms) and accuracy per phenomenon (mean over its items), in percent, by the papers' rule
+(right when score(good) > score(bad): BLiMP, Ide et al. 2025, Kauf & Ivanova 2023); beside it
+``accuracy_ties_wrong``, the project's rule (``ties``: judgments within the method's tie tolerance,
+counted wrong; the table shows it where it differs), and ``left_out``, pairs flagged "identical"
+(the same sentence twice) that no accuracy counts.
 """
 
 from __future__ import annotations
@@ -22,10 +26,15 @@ def _num(x, digits: int = 4):
 
 
 def report_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
-    """The report as a list of dicts: method, template, [best_template], pairs, ties, accuracy, by_phenomenon."""
-    from accapp.analysis.accuracy import method_summary
+    """The report as a list of dicts: method, template, [best_template], pairs, ties, accuracy,
+    accuracy_ties_wrong, left_out, by_phenomenon (accuracy: the papers' rule; ties and
+    accuracy_ties_wrong: the project's)."""
+    from accapp.analysis.accuracy import TIES, left_out, method_summary
 
     df = method_summary(store, model, benchmark, methods)
+    ours = method_summary(store, model, benchmark, methods, rule=TIES)
+    ours = ours[ours.phenomenon == "overall"].set_index(["method", "template"])
+    gone = left_out(store, model, benchmark, methods).groupby("method").pairs.sum()
     out: list[dict] = []
     index: dict[tuple, dict] = {}
     for rec in df.itertuples(index=False):
@@ -40,7 +49,10 @@ def report_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
             out.append(row)
         row = index[key]
         if rec.phenomenon == "overall":
-            row["pairs"], row["ties"], row["accuracy"] = int(rec.pairs), int(rec.ties), _num(rec.accuracy)
+            tied = ours.loc[(rec.method, rec.template)]
+            row["pairs"], row["ties"], row["accuracy"] = int(rec.pairs), int(tied.ties), _num(rec.accuracy)
+            row["accuracy_ties_wrong"] = _num(tied.accuracy)
+            row["left_out"] = int(gone.get(rec.method, 0))
         else:
             row["by_phenomenon"][rec.phenomenon] = _num(rec.accuracy)
     return out
@@ -49,15 +61,25 @@ def report_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
 def _table(rows: list[dict], model: str, benchmark: str) -> str:
     phenomena = sorted({p for r in rows for p in r["by_phenomenon"]})
     short = [p[:10] for p in phenomena]
-    head = f"{'method':27} {'template':11} {'pairs':>6} {'ties':>5} {'acc':>6}  " + " ".join(f"{s:>10}" for s in short)
-    lines = [f"model: {model}   benchmark: {benchmark}   (accuracy in %, overall = mean over paradigms)", head, "-" * len(head)]
+    head = (f"{'method':27} {'template':11} {'pairs':>6} {'ties':>5} {'acc':>6} {'ties-w':>6}  "
+            + " ".join(f"{s:>10}" for s in short))
+    lines = [f"model: {model}   benchmark: {benchmark}   (accuracy in %, overall = mean over paradigms)",
+             "acc: the papers' rule, right when score(good) > score(bad); ties-w: this project's, the ties (within the "
+             "method's tolerance) wrong, where it differs", head, "-" * len(head)]
     def fmt(v):
         return "      -" if v is None else f"{v:6.1f}"
     for r in rows:
         t = r["template"] + (f"({r['best_template']})" if r.get("best_template") else "")
         cells = " ".join(f"{'-' if r['by_phenomenon'].get(p) is None else format(r['by_phenomenon'][p], '.1f'):>10}"
                          for p in phenomena)
-        lines.append(f"{r['method']:27} {t:11} {r['pairs']:>6} {r['ties']:>5} {fmt(r['accuracy'])}  {cells}")
+        ours = r.get("accuracy_ties_wrong")
+        beside = fmt(ours) if ours is not None and r["accuracy"] is not None and round(ours, 1) != round(r["accuracy"], 1) else " " * 6
+        lines.append(f"{r['method']:27} {t:11} {r['pairs']:>6} {r['ties']:>5} {fmt(r['accuracy'])} {beside}  {cells}")
+    left = {r["method"]: r["left_out"] for r in rows if r.get("left_out")}
+    if left:
+        lines.append("")
+        lines.append("left out of every accuracy (pairs whose two sentences are identical): "
+                     + ", ".join(f"{m} {n}" for m, n in left.items()))
     if phenomena:
         lines.append("")
         lines.append("phenomena: " + ", ".join(phenomena))

@@ -126,6 +126,7 @@ def engine_from_args(args):
 def cmd_score(args) -> int:
     from accapp.errors import validate_sentence
     from accapp.methods import resolve
+    from accapp.schema import IDENTICAL_WARNING, pair_flag
 
     resolve(args.methods, model_kind(args))  # fail fast on bad input, before loading a model
     validate_sentence(args.good, "acceptable sentence")
@@ -133,11 +134,17 @@ def cmd_score(args) -> int:
     engine = engine_from_args(args)
     result = engine.score_pair(args.good, args.bad, args.methods, args.language)
     unavailable = result.unavailable  # methods the model cannot run, each with its reason, in place of its scores
+    flag = pair_flag(result.pair.good, result.pair.bad)
+    warnings = [IDENTICAL_WARNING] if flag else []
     if args.format == "json":
+        for w in warnings:  # on stderr too, so a pipe of the JSON still shows it
+            print(f"warning: {w}", file=sys.stderr)
         print(json.dumps({
             "model": args.model,
             "good": result.pair.good,
             "bad": result.pair.bad,
+            "flag": flag,
+            "warnings": warnings,
             "tokens": result.tokens,
             "methods": result.rows,
             **({"unavailable": unavailable} if unavailable else {}),
@@ -149,6 +156,8 @@ def cmd_score(args) -> int:
         print(f"{r.method:28} {r.template:11} {r.variant:8} {r.score_good:12.4f} {r.score_bad:12.4f}  {r.verdict}")
     for method, reason in unavailable.items():
         print(f"{method:28} {'-':11} {'':8} {'unavailable':>12}  {reason}")
+    for w in warnings:
+        print(f"\nwarning: {w}")
     return 0
 
 

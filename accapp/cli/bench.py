@@ -108,6 +108,12 @@ def _print_summary(summary: dict) -> None:
         line += (f"; Ray: {summary['workers']} workers, started in {summary['startup_seconds']:.1f} s, "
                  f"{summary['worker_restarts']} restarts, {summary['blocks_retried']} blocks retried")
     print(line)
+    if summary.get("pairs_identical"):
+        print(f"pairs with identical sentences: {summary['pairs_identical']} (flagged \"identical\" in the rows: no pair, "
+              "left out of accuracy)")
+    if summary.get("pairs_duplicated"):
+        print(f"duplicated pairs: {summary['pairs_duplicated']} (the same good and bad sentences as an earlier pair; "
+              "each is scored and counted)")
     if summary["pairs_failed"]:
         first = summary["errors"][0]
         print(f"pairs not scored: {summary['pairs_failed']} (listed in {summary['errors_file']}); "

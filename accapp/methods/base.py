@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from accapp.methods.formulas import verdict
+from accapp.methods import ties
+from accapp.methods.formulas import strict_verdict
 
 
 @dataclass
@@ -69,11 +70,25 @@ class MethodScore:
     score_bad: float
     variant: str = ""  # the answer order, for methods that ask both ("good=A", "good=B")
     answers: Answers = field(default_factory=Answers)
+    # the size of the terms each score is a sum or difference of, where the score does not show it
+    # (a Bayes factor's or SLOR's LP and unigram LP): its tie tolerance's scale (methods/ties.py)
+    size_good: float | None = None
+    size_bad: float | None = None
 
     @property
     def verdict(self) -> str:
-        """'good' when the good sentence scores strictly higher, 'bad' when lower, else 'tie'."""
-        return verdict(self.score_good, self.score_bad)
+        """'good' when the good sentence scores higher by more than the method's tie tolerance,
+        'bad' when lower by more, else 'tie' (the project's rule, docs/ties.md)."""
+        return ties.verdict(self.method, self.score_good, self.score_bad, self.size_good, self.size_bad)
+
+    @property
+    def strict_verdict(self) -> str:
+        """The papers' rule: 'good' when score_good > score_bad, 'bad' when lower, 'tie' when equal."""
+        return strict_verdict(self.score_good, self.score_bad)
+
+    @property
+    def tolerance(self) -> float:
+        return ties.tolerance(self.method, self.score_good, self.score_bad, self.size_good, self.size_bad)
 
     @property
     def prediction(self) -> str:
@@ -85,8 +100,10 @@ class MethodScore:
                 "prediction": self.prediction}
 
 
-def judged(method: str, template: str, score_good, score_bad, variant: str = "", answers: Answers | None = None) -> MethodScore:
-    return MethodScore(method, template, float(score_good), float(score_bad), variant, answers or Answers())
+def judged(method: str, template: str, score_good, score_bad, variant: str = "", answers: Answers | None = None,
+           sizes: tuple[float, float] | None = None) -> MethodScore:
+    sg, sb = (None, None) if sizes is None else (float(sizes[0]), float(sizes[1]))
+    return MethodScore(method, template, float(score_good), float(score_bad), variant, answers or Answers(), sg, sb)
 
 
 class Method:

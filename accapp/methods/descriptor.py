@@ -16,7 +16,7 @@ from pathlib import Path
 from accapp.methods import formulas as F
 
 DATA_FILE = Path(__file__).with_name("data") / "methods.json"
-FIELDS = ("name", "family", "source", "formula", "plain", "unit", "rule", "pass_group")  # each method's entry, all required
+FIELDS = ("name", "family", "source", "formula", "plain", "unit", "rule", "pass_group", "terms", "tie_rtol")  # each method's entry, all required
 UNITS = ("log", "log/token", "probability", "share")
 
 
@@ -36,6 +36,9 @@ class Descriptor:
     rule: str  # how its judgments become one vote in the probe
     stage: str  # the probe stage it runs in (its family's)
     pass_group: str  # methods of one group share their model passes (a method alone: its own id)
+    terms: str = "sum"  # what its score is a sum or difference of: a rule of formulas.TERMS_RULES
+    tie_rtol: float = 0.0  # the tie tolerance's constant, times the terms' size (docs/ties.md)
+    drift: float | None = None  # the largest batching drift measured for it, in the same units
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -77,11 +80,23 @@ def descriptors() -> dict[str, Descriptor]:
         fam = fams.get(entry["family"])
         if fam is None or fam["stage"] not in stage_ids or entry["unit"] not in UNITS:
             raise ValueError(f"{DATA_FILE.name}: method {mid!r} has an unknown family, stage or unit")
+        _check_tie(mid, entry)
         out[mid] = Descriptor(
             id=mid, name=entry["name"], family=entry["family"], family_title=fam["title"], kind=fam["kind"],
             source=entry["source"], formula=_filled(mid, entry["formula"]), plain=_filled(mid, entry["plain"]),
-            unit=entry["unit"], rule=entry["rule"], stage=fam["stage"], pass_group=entry["pass_group"])
+            unit=entry["unit"], rule=entry["rule"], stage=fam["stage"], pass_group=entry["pass_group"],
+            terms=entry["terms"], tie_rtol=float(entry["tie_rtol"]), drift=None if entry.get("drift") is None else float(entry["drift"]))
     return out
+
+
+def _check_tie(mid: str, entry: dict) -> None:
+    """The tie rule's fields: a known terms rule, a constant >= 0, and (once measured) at most 10
+    times the drift measured for the method (issue 35)."""
+    rtol, drift = entry["tie_rtol"], entry.get("drift")
+    if entry["terms"] not in F.TERMS_RULES or not isinstance(rtol, (int, float)) or rtol < 0:
+        raise ValueError(f"{DATA_FILE.name}: method {mid!r} has an unknown terms rule or a bad tie_rtol")
+    if drift is not None and rtol > 10 * float(drift):
+        raise ValueError(f"{DATA_FILE.name}: method {mid!r}'s tie_rtol {rtol} exceeds 10 x its measured drift {drift}")
 
 
 def describe(method_id: str) -> Descriptor:

@@ -53,26 +53,61 @@ def raw_logit_ratio(logit_yes: float, logit_no: float) -> float:
     return float(logit_yes / (logit_yes + logit_no))
 
 
-# Scores closer than this, relative to the larger magnitude (at least 1), are a tie: n·u, the
-# worst-case relative error of a float32 sum of n = 4096 terms (u = 2^-24; twice the longest inner
-# product in the embedded models, Gemma 3 270M's MLP of 2,048). Batching reorders such sums, so
-# scores move with the batch (measured: at most 1.2e-4, half this, docs/ties.md); within it a
-# verdict is noise.
-TIE_EXPONENT = -12  # the one place the tolerance is set; About and the manifests print it
-TIE_RTOL = 2.0**TIE_EXPONENT
+# The tie rule (issue 35): two scores are a tie when they are closer than what batching alone can
+# move them. That error follows from how a score is computed: the size of the terms it is a sum or a
+# difference of ("terms rule", below), times a constant measured per method (the batching drift of
+# the 500-pair alone-versus-batched test, tests/test_ties.py). Both are the method's descriptor's
+# (methods/data/methods.json: terms, tie_rtol, drift); accapp/methods/ties.py joins them.
+TERMS_RULES = {
+    # rule: (what the score is made of, the terms' size from the score alone or None: the method says)
+    "sum": "a sum of same-sign token log-probabilities (or it scaled by the length): |score|",
+    "log_probability": "one log-probability (a log-softmax, or a mean of two): max(1, |score|)",
+    "probability": "a probability (a two-way softmax of two log-probabilities): 1",
+    "lp_plus_constant": "LP plus an exact length term N log|V|: |LP|",
+    "lp_minus_unigram": "LP minus the unigram log-probability, two terms of tens of nats: |LP| + |unigram LP|",
+    "lp_minus_unigram_per_token": "(LP minus the unigram log-probability) / N: (|LP| + |unigram LP|) / N",
+    "share": "a share of votes, exact: 0 (strict comparison)",
+}
+SIZE_FROM_METHOD = ("lp_plus_constant", "lp_minus_unigram", "lp_minus_unigram_per_token")
 
 
-def tie_tolerance(score_good: float, score_bad: float) -> float:
-    """How close two scores must be to count as a tie (same units as the scores)."""
-    return TIE_RTOL * max(1.0, abs(float(score_good)), abs(float(score_bad)))
+def terms_size(rule: str, score: float, given: float | None = None) -> float:
+    """The size of the terms a score is a sum or difference of, in the score's unit: from the score
+    where the rule allows, else `given` (the method computes it: a Bayes factor or SLOR does not
+    show its LP)."""
+    if rule not in TERMS_RULES:
+        raise ValueError(f"unknown terms rule {rule!r}")
+    if given is not None:
+        return abs(float(given))
+    if rule == "sum":
+        return abs(float(score))
+    if rule == "log_probability":
+        return max(1.0, abs(float(score)))
+    if rule == "probability":
+        return 1.0
+    if rule == "share":
+        return 0.0
+    raise ValueError(f"the terms rule {rule!r} needs the terms' size from the method")
 
 
-def verdict(score_good: float, score_bad: float) -> str:
-    """'good' when the good sentence scores higher by more than the tie tolerance, 'bad' when
-    lower by more, else 'tie' (the one tie rule of the probe, runner, analysis and file scoring)."""
-    if abs(float(score_good) - float(score_bad)) <= tie_tolerance(score_good, score_bad):
+def tie_tolerance(rtol: float, rule: str, score_good: float, score_bad: float,
+                  size_good: float | None = None, size_bad: float | None = None) -> float:
+    """How close two scores must be to count as a tie (same units as the scores): the method's
+    constant times the larger of the two sentences' terms' size."""
+    return float(rtol) * max(terms_size(rule, score_good, size_good), terms_size(rule, score_bad, size_bad))
+
+
+def verdict_within(score_good: float, score_bad: float, tolerance: float) -> str:
+    """'good' when the good sentence scores higher by more than the tolerance, 'bad' when lower by
+    more, else 'tie' (a tolerance of 0: the papers' strict comparison, a tie only when equal)."""
+    if abs(float(score_good) - float(score_bad)) <= tolerance:
         return "tie"
     return "good" if score_good > score_bad else "bad"
+
+
+def strict_verdict(score_good: float, score_bad: float) -> str:
+    """The papers' rule (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023): right when score_good > score_bad."""
+    return verdict_within(score_good, score_bad, 0.0)
 
 
 def majority(votes: Sequence[bool]) -> bool:

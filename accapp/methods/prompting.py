@@ -82,7 +82,8 @@ class ABPrompting(Method):
             for variant, (a, b), good_letter in (("good=A", (pair.good, pair.bad), 0), ("good=B", (pair.bad, pair.good), 1)):
                 lps = res(self._req(ctx, t, a, b))
                 la, lb = float(lps[0]), float(lps[1])
-                pred = {"good": "A", "bad": "B"}.get(F.verdict(la, lb), "tie")  # the one tie rule
+                # the answer as Ide et al. read it: the likelier letter (strictly; equal: no answer)
+                pred = {"good": "A", "bad": "B"}.get(F.strict_verdict(la, lb), "tie")
                 g = F.two_way_logprob(lps[good_letter], lps[1 - good_letter])
                 bad = F.two_way_logprob(lps[1 - good_letter], lps[good_letter])
                 rows.append(judged(self.id, t, g, bad, variant, Answers(letter=pred)))
@@ -166,11 +167,12 @@ class MetaPrompt(Method):
 
     def score(self, pair, ctx, res):
         g, b = res(self._judge(ctx, pair.good)), res(self._judge(ctx, pair.bad))
-        said = lambda x: {"good": "Yes", "bad": "No"}.get(F.verdict(x[0], x[1]), "tie")  # noqa: E731 - the one tie rule
+        # the answers as Hu & Levy 2023 read them: the likelier answer, strictly (equal: no answer)
+        said = lambda x: {"good": "Yes", "bad": "No"}.get(F.strict_verdict(x[0], x[1]), "tie")  # noqa: E731
         judgment = judged(self.id, "judgment", g[0], b[0], answers=Answers(good=said(g), bad=said(b)))
         first = res(self._compare(ctx, pair.good, pair.bad))  # good is option 1
         second = res(self._compare(ctx, pair.bad, pair.good))  # good is option 2
-        chose = lambda x: {"good": "1", "bad": "2"}.get(F.verdict(x[0], x[1]), "tie")  # noqa: E731
+        chose = lambda x: {"good": "1", "bad": "2"}.get(F.strict_verdict(x[0], x[1]), "tie")  # noqa: E731
         comparison = judged(
             self.id, "comparison",
             float(np.mean([first[0], second[1]])), float(np.mean([first[1], second[0]])),

@@ -13,8 +13,9 @@ from accapp.scoring.api import SeqRequest
 class SentenceReadout(Method):
     """A score of the bare sentence's token log-probs."""
 
-    def __init__(self, id, fn):
-        self.id, self._fn = id, fn
+    def __init__(self, id, fn, size=None):
+        # size: the terms' size of the score, where the score does not show it (methods/ties.py)
+        self.id, self._fn, self._size = id, fn, size
 
     def requests(self, pair, ctx):
         return [SeqRequest((pair.good,)), SeqRequest((pair.bad,))]
@@ -22,7 +23,8 @@ class SentenceReadout(Method):
     def score(self, pair, ctx, res):
         g = res(SeqRequest((pair.good,))).logprobs
         b = res(SeqRequest((pair.bad,))).logprobs
-        return [judged(self.id, "-", self._fn(g, ctx), self._fn(b, ctx))]
+        sizes = None if self._size is None else (self._size(g), self._size(b))
+        return [judged(self.id, "-", self._fn(g, ctx), self._fn(b, ctx), sizes=sizes)]
 
 
 def _unigram_of(ctx: Context, request: SeqRequest, res):
@@ -37,13 +39,13 @@ class UnigramReadout(SentenceReadout):
     """A score of the sentence's token log-probs and their unigram log-probs."""
 
     def score(self, pair, ctx, res):
-        out = []
-        vals = []
+        vals, sizes = [], []
         for s in (pair.good, pair.bad):
             req = SeqRequest((s,))
-            vals.append(self._fn(res(req).logprobs, _unigram_of(ctx, req, res)))
-        out.append(judged(self.id, "-", *vals))
-        return out
+            lps, uni = res(req).logprobs, _unigram_of(ctx, req, res)
+            vals.append(self._fn(lps, uni))
+            sizes.append(self._size(lps, uni))
+        return [judged(self.id, "-", *vals, sizes=tuple(sizes))]
 
 
 class InTemplateSingle(Method):
@@ -108,7 +110,7 @@ def readout_methods() -> list[Method]:
         InTemplateSingle("in_template_mean_lp", F.mean_lp),
         InTemplateSingle("in_template_pen_lp", F.pen_lp),
         InTemplateComparative(),
-        SentenceReadout("bayes_factor_uniform", lambda x, ctx: F.bayes_factor_uniform(x, vocab(ctx))),
-        UnigramReadout("bayes_factor_unigram", F.bayes_factor_unigram),
-        UnigramReadout("slor", F.slor),
+        SentenceReadout("bayes_factor_uniform", lambda x, ctx: F.bayes_factor_uniform(x, vocab(ctx)), lambda x: abs(F.lp(x))),
+        UnigramReadout("bayes_factor_unigram", F.bayes_factor_unigram, lambda x, u: abs(F.lp(x)) + abs(F.lp(u))),
+        UnigramReadout("slor", F.slor, lambda x, u: (abs(F.lp(x)) + abs(F.lp(u))) / len(x)),
     ]

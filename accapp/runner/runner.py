@@ -37,7 +37,7 @@ from accapp import settings
 from accapp.benchmarks import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.errors import UserError
 from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
-from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS
+from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS, duplicate_pairs, pair_flag
 
 # Pairs an engine call scores. Big enough that its forward passes are full (LP alone packs
 # ~200 pairs into one 2048-token pass), small enough to bound what a kill loses and to spread a
@@ -58,14 +58,14 @@ def rows_for(result, meta: dict, model: str, benchmark: str) -> list[dict]:
         if r.method in ENSEMBLE_METHODS:
             correct = r.score_good  # share of the seeded ensemble draws that were right
         else:
-            correct = 1.0 if r.verdict == "good" else 0.0  # the one tie rule (methods/formulas.py)
+            correct = 1.0 if r.verdict == "good" else 0.0  # the method's tie rule (methods/ties.py)
         out.append({
             "model": model, "benchmark": benchmark, "paradigm": meta["paradigm"], "phenomenon": meta["phenomenon"],
             "pair_id": meta["pair_id"], "method": r.method, "template": r.template, "variant": r.variant,
             "score_good": r.score_good, "score_bad": r.score_bad, "correct": float(correct),
             "tie": r.method not in ENSEMBLE_METHODS and r.verdict == "tie", "prediction": r.prediction, "len_good": result.len_good,
             "len_bad": result.len_bad, "len_diff": result.len_good - result.len_bad, "good": result.pair.good,
-            "bad": result.pair.bad,
+            "bad": result.pair.bad, "flag": pair_flag(result.pair.good, result.pair.bad),
         })
     return out
 
@@ -229,6 +229,9 @@ class BenchmarkRun:
         sample = stratified_sample(load_benchmark(benchmark), per_paradigm, seed)
         if paradigms:
             sample = sample[sample.paradigm.isin(paradigms)]
+        # no pairs (identical sentences: flagged, left out of accuracy) and repeated pairs, counted
+        self.pairs_identical = int(sum(pair_flag(g, b) != "" for g, b in zip(sample.good, sample.bad)))
+        self.pairs_duplicated = duplicate_pairs(zip(sample.good, sample.bad))[0]
         self.manifest_path = self.out / safe_name(self.model) / safe_name(self.bench) / "manifest.json"
         self.errors_path = self.manifest_path.with_name("errors.json")
         self.failed_path = self.manifest_path.with_name("failed_units.json")
@@ -242,6 +245,7 @@ class BenchmarkRun:
             "in_template_scope": info["in_template_scope"], "versions": info["versions"],
             "convention": info["convention"], "device": info.get("device"), "gpu": info.get("gpu"),
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "pairs_identical": self.pairs_identical, "pairs_duplicated": self.pairs_duplicated,
         }
         if self.manifest_path.exists():
             old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
@@ -353,6 +357,7 @@ class BenchmarkRun:
                 "units_skipped": self.units_skipped, "units_total": self.units_total, "units_failed": len(failed),
                 "failed_units": self.failed_units, "failed_file": str(self.failed_path) if failed else None,
                 "pairs_failed": len(self.check_errors), "errors": self.check_errors,
+                "pairs_identical": self.pairs_identical, "pairs_duplicated": self.pairs_duplicated,
                 "errors_file": str(self.errors_path) if self.check_errors else None, "pairs_scored": self.pairs_done,
                 "blocks": len(self.blocks), "seconds": seconds}
 
@@ -433,7 +438,7 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
             continue
         con = duckdb.connect()
         df = con.execute(
-            "SELECT * FROM read_parquet(?) ORDER BY paradigm, method, template, length(pair_id), pair_id, variant",
+            "SELECT * FROM read_parquet(?, union_by_name = true) ORDER BY paradigm, method, template, length(pair_id), pair_id, variant",
             [[str(f) for f in files]],
         ).df()
         con.close()

@@ -41,7 +41,12 @@ CI_COLUMN = "95 % CI (%)"
 CI_NOTE = ("Intervals: 95 % percentile bootstrap over pairs (1,000 resamples, seed 0; the overall accuracy "
            "resampled within each paradigm), this project's runs only; published numbers come without one.")
 OURS = "this project; interval: " + CI.SOURCE  # the source of every frame of this project's runs
-OVERALL_COLUMNS = ["Model", "Method", "Template", "Accuracy (%)", CI_COLUMN, "Pairs", "Source"]
+TIES_COLUMN = "Ties wrong (%)"  # the project's rule beside the papers' (issue 35), where it differs
+OVERALL_COLUMNS = ["Model", "Method", "Template", "Accuracy (%)", CI_COLUMN, TIES_COLUMN, "Pairs", "Source"]
+RULE_NOTE = ("Accuracy (%): the papers' rule (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023), right when "
+             "score(good) > score(bad), so it compares with their numbers. " + TIES_COLUMN + ": this project's rule, "
+             "where it differs: scores within the method's tie tolerance (float noise, docs/ties.md) count as wrong. "
+             "Pairs whose two sentences are identical are left out of both.")
 CSV_DIR_NAME = "accapp-explore-csv"
 CSV_KEEP = 200  # CSV files kept in the folder; the oldest beyond this are removed on each write
 HU_LEVY_COLUMNS = H.COLUMNS  # Hu & Levy's measures: column -> (label, source, meaning)
@@ -311,23 +316,36 @@ def overall_table(sel: Selection) -> pd.DataFrame:
             parts.append(pd.DataFrame({"Model": m, "Method": ours.method.map(display_name), "Template": tmpl,
                                        "Accuracy (%)": ours.accuracy.round(1),
                                        CI_COLUMN: [ci_label(lo, hi) for lo, hi in zip(ours.ci_low, ours.ci_high)],
+                                       TIES_COLUMN: tie_aware_cells(sel, m, have, ours),
                                        "Pairs": ours.pairs, "Source": src}))
     hum = A.published_human(store, bench, "overall")
     if not hum.empty:
         what = hum.measure if "measure" in hum else "human judgment"
         parts.append(pd.DataFrame({"Model": "humans", "Method": what, "Template": "-",
-                                   "Accuracy (%)": hum.accuracy.round(1), CI_COLUMN: "", "Pairs": None,
+                                   "Accuracy (%)": hum.accuracy.round(1), CI_COLUMN: "", TIES_COLUMN: "", "Pairs": None,
                                    "Source": hum.source}))
     pub = A.published_ide_accuracy(store, bench)
     if not pub.empty and sel.methods:
         pub = pub[pub.method.isin(sel.methods) & pub.template.isin(["-", "mean", "max"])]
         parts.append(pd.DataFrame({"Model": pub.model, "Method": pub.method.map(display_name),
                                    "Template": pub.template.map(template_label), "Accuracy (%)": pub.accuracy.round(1),
-                                   CI_COLUMN: "", "Pairs": None, "Source": pub.source}))
+                                   CI_COLUMN: "", TIES_COLUMN: "", "Pairs": None, "Source": pub.source}))
     parts = [p for p in parts if not p.empty]
     if not parts:
         return pd.DataFrame(columns=OVERALL_COLUMNS)
     return pd.concat(parts, ignore_index=True)[OVERALL_COLUMNS]
+
+
+def tie_aware_cells(sel: Selection, model: str, methods: list[str], ours: pd.DataFrame) -> list[str]:
+    """Each row of ``ours`` (accuracy by the papers' rule, in the selection's template view): the
+    project's tie-aware accuracy where it differs at the shown precision, else ''."""
+    tied = by_template(A.accuracy_overall, sel.store, model, sel.bench, methods, sel.template, [], rule=A.TIES)
+    tied = tied.set_index(["method", "template"]).accuracy.round(1)
+    out = []
+    for method, template, acc in zip(ours.method, ours.template, ours.accuracy.round(1)):
+        t = tied.get((method, template))
+        out.append("" if t is None or t == acc else f"{t:.1f}")
+    return out
 
 
 def published_for_phenomena(sel: Selection, show_models: bool) -> pd.DataFrame:

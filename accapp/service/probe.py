@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from accapp.schema import pair_flag
 from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
@@ -132,8 +133,9 @@ def verdict_records(scores: list[MethodScore]) -> list[dict]:
 
 
 def probe_json(model_id: str, result: PairResult) -> dict:
-    """The /probe answer: {model, good, bad, majority, verdicts, tokens}."""
+    """The /probe answer: {model, good, bad, flag ("identical": no pair, schema.pair_flag), majority, verdicts, tokens}."""
     return {"model": model_id, "good": result.pair.good, "bad": result.pair.bad,
+            "flag": pair_flag(result.pair.good, result.pair.bad),
             "majority": majority(result.scores), "verdicts": verdict_records(result.scores), "tokens": result.tokens}
 
 

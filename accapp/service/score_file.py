@@ -19,7 +19,10 @@ What a run can give besides the wide result (:func:`scored_steps` keeps every pa
 the long layout (:func:`long_frame`, one row per pair x method x template x answer order, the
 columns of ``accapp.score_pairs``), each sentence's tokens and words with their surprisal
 (:func:`token_frame`, from the same model passes as the scores: ``Engine.score_pairs(words=True)``),
-accuracy by phenomenon (:func:`phenomenon_summary`, ties wrong as in accapp.analysis.accuracy) and
+accuracy by phenomenon (:func:`phenomenon_summary`: the papers' strict rule, and beside it the
+project's with ties within each method's tolerance wrong, as in accapp.analysis.accuracy; rows
+flagged "identical", a pair whose sentences are the same after normalisation, left out and
+counted) and
 the metadata record (:func:`metadata`: ``provenance(engine)`` and the input file's name, SHA-256,
 rows, methods, layout, failed rows).
 """
@@ -44,7 +47,7 @@ from accapp.engine import PairResult
 from accapp.errors import UserError
 from accapp.methods import describe, parse_ids, pass_group_order, resolve
 from accapp.models import get_spec
-from accapp.schema import ENSEMBLE_METHODS
+from accapp.schema import ENSEMBLE_METHODS, FLAG_IDENTICAL, normalised, pair_flag
 from accapp.service.gpu import model_call
 from accapp.service.messages import message_of
 from accapp.service.probe import majority, model_spec
@@ -62,13 +65,16 @@ CHECK_ROWS = 256  # rows checked (tokenized) in one step
 LAYOUTS = ("wide", "long")  # wide: one row per input row (the default); long: one per pair x judgment
 # accapp.score_pairs' columns: the long layout has them (after the input's own columns and row).
 LONG_COLUMNS = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
-                "prediction", "len_good", "len_bad"]
+                "prediction", "len_good", "len_bad", "flag"]
 # the long file's columns: score_pairs' with each row's score unit after its scores (the method's descriptor)
 FILE_LONG_COLUMNS = LONG_COLUMNS[:LONG_COLUMNS.index("score_bad") + 1] + ["score_unit"] + \
     LONG_COLUMNS[LONG_COLUMNS.index("score_bad") + 1:]
 TOKEN_COLUMNS = ["row", "side", "unit", "index", "text", "start", "end", "tokens", "word_index", "logprob_nats",
                  "surprisal_nats", "surprisal_bits", "logprob_sum_nats", "correction_applies"]
-SUMMARY_COLUMNS = ["phenomenon", "method", "pairs", "judgments", "ties", "correct", "accuracy_percent"]
+# accuracy_percent: the papers' rule (right when score_good > score_bad); accuracy_ties_wrong_percent: the
+# project's (ties within the method's tolerance wrong, `ties` of them); left_out: pairs flagged "identical"
+SUMMARY_COLUMNS = ["phenomenon", "method", "pairs", "judgments", "ties", "correct", "accuracy_percent",
+                   "accuracy_ties_wrong_percent", "left_out"]
 
 
 class ModelBusy(Exception):
@@ -354,10 +360,49 @@ def scored_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run,
     base.insert(0, "row", range(1, total + 1))
     base["model"] = model_id
     base["error"] = [errors.get(i, "") for i in range(total)]
+    base["flag"] = row_flags(base)
     engine = None
     if results:  # the engine itself, for the provenance (a step of its own: the app's engine lives with the model)
         engine = yield from _call(run, _itself, waiting=(done, total))
     return Scored(base, results, model_id, methods, engine)
+
+
+def row_flags(base: pd.DataFrame) -> list[str]:
+    """Each row's flag: "identical" (its two sentences are the same after normalisation: no pair, left
+    out of accuracy), "repeats row N" (the same pair as an earlier row: scored and counted), else ''."""
+    first: dict[tuple[str, str], int] = {}
+    out = []
+    for row, good, bad, error in zip(base["row"], base["good"], base["bad"], base["error"]):
+        if error:  # a row that could not be read or checked has its error, not a flag
+            out.append("")
+            continue
+        key = (normalised(good), normalised(bad))
+        flag = pair_flag(good, bad)
+        if not flag and key in first:
+            flag = f"repeats row {first[key]}"
+        first.setdefault(key, int(row))
+        out.append(flag)
+    return out
+
+
+def flag_counts(base: pd.DataFrame) -> dict[str, int]:
+    """{"identical": rows left out of accuracy, "repeated": rows repeating an earlier row} of a scored file."""
+    flags = base["flag"] if "flag" in base else pd.Series([], dtype=str)
+    return {"identical": int((flags == FLAG_IDENTICAL).sum()), "repeated": int(flags.str.startswith("repeats").sum())}
+
+
+def flag_notes(base: pd.DataFrame) -> list[str]:
+    """The file summary's sentences about flagged rows (plain text; empty when none)."""
+    counts, out = flag_counts(base), []
+    if counts["identical"]:
+        rows = base.loc[base["flag"] == FLAG_IDENTICAL, "row"].head(5).astype(int).tolist()
+        out.append(f"{counts['identical']} row{'s' if counts['identical'] != 1 else ''} (row {', '.join(map(str, rows))}"
+                   f"{', ...' if counts['identical'] > 5 else ''}) hold two identical sentences: no pair, every method ties. "
+                   "Flagged \"identical\" and left out of the accuracy.")
+    if counts["repeated"]:
+        out.append(f"{counts['repeated']} row{'s' if counts['repeated'] != 1 else ''} repeat an earlier row's pair "
+                   "(flagged \"repeats row N\"); each is scored and counted.")
+    return out
 
 
 def score_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, progress=None, target=STEP_S):
@@ -399,20 +444,20 @@ def long_frame(scored: Scored) -> pd.DataFrame:
     accapp.score_pairs' columns (``pair`` is the row's 0-based position; ``score_unit`` after the
     scores: nats, nats/token, P(Yes) or share of draws), then ``model`` and
     ``error``. A row that failed keeps one line, with its ``error`` and no scores."""
-    inputs = [c for c in scored.base.columns if c not in ("good", "bad", "model", "error")]
+    inputs = [c for c in scored.base.columns if c not in ("good", "bad", "model", "error", "flag")]
     out = []
     for i, rec in enumerate(scored.base.to_dict("records")):
         head = {c: rec[c] for c in inputs}
         tail = {"model": rec["model"], "error": rec["error"]}
         res = scored.results.get(i)
-        base = {"pair": i, "good": rec["good"], "bad": rec["bad"]}
+        base = {"pair": i, "good": rec["good"], "bad": rec["bad"], "flag": rec.get("flag", "")}
         if res is None:
             out.append({**head, **base, **tail})
             continue
         base = {**base, "good": res.pair.good, "bad": res.pair.bad}
         for s in res.scores:
             out.append({**head, **base, **s.as_dict(), "score_unit": file_unit(s.method), "len_good": res.len_good,
-                        "len_bad": res.len_bad, **tail})
+                        "len_bad": res.len_bad, "flag": base["flag"], **tail})
     df = pd.DataFrame(out, columns=inputs + FILE_LONG_COLUMNS + ["model", "error"])
     for col in ("len_good", "len_bad"):  # whole numbers, also beside a failed row's empty cells
         df[col] = df[col].astype("Int64")
@@ -453,20 +498,28 @@ def token_frame(scored: Scored) -> pd.DataFrame:
 
 def judgments(long: pd.DataFrame) -> pd.DataFrame:
     """The long layout's scored lines with ``correct`` and ``tie`` as the benchmark runs count them
-    (accapp/runner/runner.py, accapp/analysis/accuracy.py): correct when the verdict is "good" (a
-    tie is wrong), an ensemble's the share of its seeded draws that were right, and never a tie."""
+    (accapp/runner/runner.py, accapp/analysis/accuracy.py): ``correct`` the papers' rule (score_good
+    > score_bad), ``correct_ties_wrong`` the project's (the verdict is "good": a tie within the
+    method's tolerance is wrong), an ensemble's both the share of its seeded draws that were right,
+    and never a tie. Lines flagged "identical" (no pair) are left out."""
     ok = long[(long["error"] == "") & long["method"].notna()].copy()
+    if "flag" in ok:
+        ok = ok[ok["flag"].fillna("") != FLAG_IDENTICAL]
     ens = ok["method"].isin(list(ENSEMBLE_METHODS))
-    ok["correct"] = (ok["verdict"] == "good").astype(float).where(~ens, ok["score_good"].astype(float))
+    share = ok["score_good"].astype(float)
+    ok["correct"] = (ok["score_good"].astype(float) > ok["score_bad"].astype(float)).astype(float).where(~ens, share)
+    ok["correct_ties_wrong"] = (ok["verdict"] == "good").astype(float).where(~ens, share)
     ok["tie"] = (ok["verdict"] == "tie") & ~ens
     return ok
 
 
 def phenomenon_summary(long: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
     """Accuracy (%) by phenomenon and method over the scored rows: ``pairs`` (rows scored),
-    ``judgments`` (pair x template x answer order), ``ties`` (counted wrong), ``correct`` and
-    ``accuracy_percent`` = 100 x mean correct over the judgments, rounded to what their number supports
-    (accapp.service.units.round_percent) (a phenomenon's accuracy is the mean over
+    ``judgments`` (pair x template x answer order), ``ties`` (within the method's tolerance), ``correct``,
+    ``accuracy_percent`` = 100 x mean correct over the judgments by the papers' rule (score_good >
+    score_bad), and beside it ``accuracy_ties_wrong_percent``, the project's (ties wrong), both rounded
+    to what their number of judgments supports (accapp.service.units.round_percent);
+    ``left_out``: pairs flagged "identical", in no accuracy (a phenomenon's accuracy is the mean over
     its items, as in accapp.analysis.accuracy). Phenomena in order of first appearance, methods in
     the request's order."""
     ok = judgments(long)
@@ -475,9 +528,19 @@ def phenomenon_summary(long: pd.DataFrame, methods: list[str] | None = None) -> 
     ok["phenomenon"] = ok["phenomenon"].astype(str)
     out = ok.groupby(["phenomenon", "method"], sort=False).agg(
         pairs=("pair", "nunique"), judgments=("correct", "size"), ties=("tie", "sum"), correct=("correct", "sum"),
-        accuracy=("correct", "mean")).reset_index()
-    # a percentage to what its judgments support (whole percents below 10, else 0.1 %)
+        accuracy=("correct", "mean"), accuracy_ties_wrong=("correct_ties_wrong", "mean")).reset_index()
+    # percentages to what their judgments support (whole percents below 10, else 0.1 %)
     out["accuracy_percent"] = [round_percent(100 * a, n) for a, n in zip(out["accuracy"], out["judgments"])]
+    out["accuracy_ties_wrong_percent"] = [round_percent(100 * a, n) for a, n in
+                                          zip(out["accuracy_ties_wrong"], out["judgments"])]
+    flagged = long[(long["error"] == "") & long["method"].notna() & (long.get("flag", "") == FLAG_IDENTICAL)]
+    left = flagged.assign(phenomenon=flagged["phenomenon"].astype(str)).groupby(["phenomenon", "method"]).pair.nunique()
+    out["left_out"] = [int(left.get((p, m), 0)) for p, m in zip(out["phenomenon"], out["method"])]
+    only_flagged = [k for k in left.index if k not in set(zip(out["phenomenon"], out["method"]))]
+    if only_flagged:  # a phenomenon whose every pair was left out: its row says so, with no accuracy
+        out = pd.concat([out, pd.DataFrame([{"phenomenon": p, "method": m, "pairs": 0, "judgments": 0, "ties": 0,
+                                             "correct": 0.0, "left_out": int(left[(p, m)])} for p, m in only_flagged])],
+                        ignore_index=True)
     out["ties"] = out["ties"].astype(int)
     order = {m: n for n, m in enumerate(methods or [])}
     first = {p: n for n, p in enumerate(dict.fromkeys(ok["phenomenon"]))}
@@ -510,5 +573,8 @@ def metadata(scored: Scored, upload: Upload, layout: str, tokens: bool, files: d
         "rows": len(scored.base),
         "rows_scored": len(scored.base) - scored.failed,
         "rows_failed": scored.failed,
+        # rows whose sentences are identical (left out of accuracy), rows repeating an earlier row's pair
+        "rows_identical": flag_counts(scored.base)["identical"],
+        "rows_repeated": flag_counts(scored.base)["repeated"],
         "files": files,
     }

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
+from accapp.schema import IDENTICAL_WARNING, pair_flag
 from accapp.methods import descriptors, headline_methods
 from accapp.methods.base import MethodScore
 
@@ -175,8 +176,8 @@ def headline_text(head: dict, unit: str = "bits") -> str:
 def warnings(good: str, bad: str, len_good: int, len_bad: int, languages, language: str) -> list[str]:
     """Plain warnings about a pair whose verdict means little."""
     out = []
-    if good.strip() == bad.strip():
-        out.append("The two sentences are identical: every method can only tie, and no verdict means anything.")
+    if pair_flag(good, bad):
+        out.append(IDENTICAL_WARNING)
     gap = abs(len_good - len_bad)
     if gap >= LENGTH_WARNING_TOKENS:
         longer = "acceptable" if len_good > len_bad else "unacceptable"

@@ -135,7 +135,7 @@ class Store:
             self.result_files, self.skipped_files = files, skipped
             if files:
                 # a column no file has reads as NULL (template '-', variant and prediction '')
-                defaults = {"template": "'-'", "variant": "''", "prediction": "''"}
+                defaults = {"template": "'-'", "variant": "''", "prediction": "''", "flag": "''"}
                 cols = ", ".join(
                     f"CAST({c if c in columns else defaults.get(c, 'NULL')} AS {t}) AS {c}" for c, t in RESULT_COLUMNS.items())
                 src = "read_parquet([" + ", ".join(_sql_string(p) for p in files) + "], union_by_name = true)"

@@ -7,7 +7,6 @@ import html
 import gradio as gr
 
 from accapp.benchmarks import ASSETS, BUILTIN
-from accapp.methods.formulas import TIE_EXPONENT
 from accapp.prompts import template_set
 from accapp.service.catalog import describe, descriptors, headline, registry
 from accapp.ui.common import intro
@@ -37,13 +36,17 @@ def md(text) -> str:
 
 
 SCORING_RULES = f"""### Ties, conventions, answer tokens
-- **Ties.** A pair is judged right when score(good) is higher than score(bad) by more than the tie
-  tolerance, 2^{TIE_EXPONENT} × max(1, |score|) ({2 ** (TIE_EXPONENT + 24)} float32 rounding units). Closer scores are a **tie**,
-  counted wrong and shown. Scores move by float noise with the batch they are computed in; the
-  tolerance is twice the largest such drift measured, so a verdict depends on what else was scored
-  beside the pair only when the pair sits right at the tolerance's edge (1 judgment in 25,500
-  measured). The same rule holds in the probe, the benchmark runs, Explore and file
-  scoring. Overall accuracy is the mean over paradigms; a phenomenon's accuracy is the mean over its pairs.
+- **Ties.** Two accuracies. The papers' (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023), shown beside
+  their numbers: a pair is right when score(good) > score(bad). The project's, beside it where it
+  differs: scores closer than the method's **tie tolerance** are a **tie**, counted wrong and shown.
+  A method's tolerance follows from how its score is computed: a constant times the size of the
+  terms it is a sum or difference of (LP: |LP|; a Bayes factor: its LP and unigram LP; Yes/No: an
+  absolute one), the constant 8 times the largest drift measured for it when the same pairs are
+  scored alone and in one batch (float32 noise; docs/ties.md has the table). So a verdict depends on
+  what else was scored beside the pair only when the pair sits right at the tolerance's edge. The
+  same rules hold in the probe, the benchmark runs, Explore and file scoring. A pair whose two
+  sentences are identical is no pair: flagged, and left out of both accuracies. Overall accuracy is
+  the mean over paradigms; a phenomenon's accuracy is the mean over its pairs.
 - **Answer tokens** (Ide et al.'s prompts). The prompt is fed exactly as the authors' code builds
   it (base models: system + space + user text ending in "Answer: "), and the answer read is the
   vocabulary's own "Yes"/"No"/"A"/"B" token, as their code reads it.

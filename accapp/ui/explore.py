@@ -23,6 +23,7 @@ from accapp.service.explore import (  # noqa: F401 - the tab's names for the vie
     CI_COLUMN,
     CI_NOTE,
     CSV_DIR_NAME,
+    RULE_NOTE,
     CSV_KEEP,
     DEFAULT_TEMPLATE,
     WRONG_COLUMNS,
@@ -382,14 +383,14 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                           max_lines=1)
         copy_btn = gr.Button("🔗 Copy link", scale=1, size="sm", elem_id="explore-copy-link")
     status = gr.HTML("", elem_id="explore-status")
-    gr.HTML(note(esc(CI_NOTE), "info"), elem_id="explore-ci-note")
+    gr.HTML(note(esc(CI_NOTE + " " + RULE_NOTE), "info"), elem_id="explore-ci-note")
     human_note = gr.HTML("", elem_id="explore-human-note")
     with gr.Tabs(overflow_behavior="wrap", elem_id="explore-views"):  # every view's label in sight on a phone
         with gr.Tab("By phenomenon"):
             phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
             overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
                                    interactive=False, wrap=True, max_height=480, elem_id="explore-overall",
-                                   column_widths=["14%", "15%", "9%", "8%", "10%", "6%", "38%"])
+                                   column_widths=["13%", "14%", "9%", "8%", "10%", "7%", "6%", "33%"])
             with gr.Row():
                 dl_phen = csv_button("accuracy-by-phenomenon", "accuracy by phenomenon (figure data)")
                 dl_overall = csv_button("overall-accuracy", "overall accuracy (table)")

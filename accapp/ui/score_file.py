@@ -164,7 +164,8 @@ def score_upload_all(path, model_id, methods, progress=None, layout="wide", toke
 
 def phenomenon_table(summary: pd.DataFrame | None) -> pd.DataFrame | None:
     """The summary by phenomenon as the tab shows it: one row per phenomenon with its pairs, one
-    column per method with its accuracy (%); ties are wrong (the CSV also counts them)."""
+    column per method with its accuracy (%) by the papers' rule, and the project's (ties wrong) beside
+    it where it differs (the CSV also counts the ties and the pairs left out)."""
     if summary is None or summary.empty:
         return None
     table = summary.pivot(index="phenomenon", columns="method", values="accuracy_percent")
@@ -173,9 +174,24 @@ def phenomenon_table(summary: pd.DataFrame | None) -> pd.DataFrame | None:
     table = table.reindex(index=phenomena, columns=methods)  # rounded by the summary to what it supports
     pairs = summary.groupby("phenomenon", sort=False)["pairs"].max().reindex(phenomena)
     table.columns = [f"{display_name(m)} (%)" for m in methods]
+    table = _with_tie_aware(table, summary, phenomena, methods)
     table.insert(0, "Pairs", pairs.astype(int).values)
     table.insert(0, "Phenomenon", [p or "(empty)" for p in phenomena])
     return table.reset_index(drop=True)
+
+
+def _with_tie_aware(table: pd.DataFrame, summary: pd.DataFrame, phenomena: list, methods: list) -> pd.DataFrame:
+    """Beside each method's accuracy (the papers' rule: right when score(good) > score(bad)), the
+    project's with ties within the method's tolerance wrong, where the two differ."""
+    if "accuracy_ties_wrong_percent" not in summary:
+        return table
+    ties = summary.pivot(index="phenomenon", columns="method", values="accuracy_ties_wrong_percent").reindex(
+        index=phenomena, columns=methods)
+    for m in methods:
+        plain = f"{display_name(m)} (%)"
+        if not ties[m].equals(table[plain]):
+            table.insert(list(table.columns).index(plain) + 1, f"{display_name(m)}, ties wrong (%)", ties[m].values)
+    return table
 
 
 def _summary(df: pd.DataFrame, model_id: str) -> str:
@@ -192,7 +208,9 @@ def _summary(df: pd.DataFrame, model_id: str) -> str:
         items = "".join(f"<li>row {int(r)}: {esc(e)}</li>" for r, e in zip(first["row"], first["error"]))
         text += (f"<br><b>{bad} row{'s' if bad != 1 else ''} could not be scored</b> (see the <code>error</code> column):"
                  f"<ul style='margin:0.2rem 0 0 1.2rem'>{items}</ul>")
-    return note(text, "warn" if bad else "good")
+    flagged = svc.flag_notes(df) if "flag" in df else []  # identical sentences, repeated pairs
+    text += "".join(f"<br>{esc(line)}" for line in flagged)
+    return note(text, "warn" if bad or flagged else "good")
 
 
 def _upload_dir() -> Path:
@@ -435,8 +453,9 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
     result = gr.File(label="Downloads: the result CSV first, then the tokens and the summary by phenomenon "
                            "(when asked for or present) and the metadata sidecar (.meta.json): click to download",
                      file_count="multiple", interactive=False, elem_id="file-result", visible=False)
-    phenomena = gr.Dataframe(elem_classes=["acc-table"], label="Accuracy (%) by phenomenon and method (ties count "
-                                                               "as wrong, as everywhere in the app)",
+    phenomena = gr.Dataframe(elem_classes=["acc-table"], label="Accuracy (%) by phenomenon and method (the papers' "
+                                                               "rule: right when score(good) > score(bad); \"ties wrong\" "
+                                                               "beside it where the method's tie tolerance changes it)",
                              interactive=False, wrap=True, elem_id="file-phenomena", visible=False)
     preview = gr.Dataframe(elem_classes=["acc-table"], label="Preview (first 50 rows)", interactive=False, wrap=True,
                            max_height=500, elem_id="file-preview", visible=False)

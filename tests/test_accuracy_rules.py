@@ -1,0 +1,107 @@
+"""Accuracy the papers' way beside the project's (issue 35, part 2), on the shipped results.
+
+- the strict rule (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023: right when score_good > score_bad)
+  reproduces a plain pandas count of score_good > score_bad exactly, per method, template and
+  paradigm, for every shipped run (pairs flagged "identical" left out);
+- the tie-aware rule reproduces the stored verdicts, and those are the methods' own tie rules
+  (accapp.methods.ties) applied to the stored scores: the shipped results were re-ruled;
+- Explore's comparison with Ide et al. is computed with their rule, the project's beside it only
+  where it differs; `accapp report` carries both. (The 252 published rows: tests/test_published.py.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accapp.analysis.accuracy import STRICT, TIES, accuracy_by_paradigm, accuracy_overall, left_out
+from accapp.methods.ties import verdicts_of_results
+from accapp.schema import ENSEMBLE_METHODS
+from accapp.store import DEFAULT_RESULTS_DIR, Store
+
+COLUMNS = ["paradigm", "pair_id", "method", "template", "variant", "score_good", "score_bad", "correct", "tie", "flag",
+           "good", "bad"]
+
+
+@pytest.fixture(scope="module")
+def store():
+    with Store() as s:
+        yield s
+
+
+def _runs(store) -> list[tuple[str, str]]:
+    cat = store.catalog()
+    return sorted(set(zip(cat.model, cat.benchmark)))
+
+
+def _shipped(model: str, bench: str) -> pd.DataFrame:
+    return pd.read_parquet(DEFAULT_RESULTS_DIR / f"{model}__{bench}.parquet", columns=COLUMNS)
+
+
+def test_strict_rule_reproduces_a_plain_count_on_every_shipped_run(store):
+    runs = _runs(store)
+    assert len(runs) >= 3
+    for model, bench in runs:
+        df = _shipped(model, bench)
+        df = df[(df.flag.fillna("") == "") & ~df.method.isin(list(ENSEMBLE_METHODS))]
+        plain = df.assign(right=df.score_good > df.score_bad).groupby(["method", "template", "paradigm"]).right.agg(["sum", "size"])
+        got = accuracy_by_paradigm(store, model, bench, sorted(set(df.method)), rule=STRICT)
+        got = got.set_index(["method", "template", "paradigm"]).accuracy
+        assert len(got) == len(plain), (model, bench)
+        counts = (got.reindex(plain.index) / 100 * plain["size"]).round(6)
+        assert (counts == plain["sum"]).all(), (model, bench)  # the same count of right judgments, exactly
+        overall = accuracy_overall(store, model, bench, ["lp"], rule=STRICT).accuracy.iloc[0]
+        lp = plain.loc["lp"]
+        assert overall == pytest.approx(100 * (lp["sum"] / lp["size"]).mean(), abs=1e-9)
+
+
+def test_the_project_rule_is_the_stored_verdict_and_each_method_s_own(store):
+    for model, bench in _runs(store):
+        df = _shipped(model, bench)
+        if len(df) > 500_000:  # SmolLM2's 3.4 million rows: every method, on every 7th paradigm
+            df = df[df.paradigm.isin(sorted(set(df.paradigm))[::7])]
+        plain = df[~df.method.isin(list(ENSEMBLE_METHODS))]
+        ours = np.asarray(verdicts_of_results(plain))
+        assert ((ours == "good") == (plain.correct == 1.0).to_numpy()).all(), (model, bench)
+        assert ((ours == "tie") == plain.tie.to_numpy()).all(), (model, bench)
+        assert (df.flag.fillna("") == np.where(df.good.str.strip() == df.bad.str.strip(), "identical", "")).all()
+        ties = accuracy_overall(store, model, bench, ["lp"], rule=TIES).accuracy.iloc[0]
+        lp = df[(df.method == "lp") & (df.flag.fillna("") == "")]
+        assert ties == pytest.approx(100 * lp.groupby("paradigm").correct.mean().mean(), abs=1e-9)
+
+
+def test_identical_blimp_pairs_are_left_out_and_counted(store):
+    gone = left_out(store, "smollm2-135m-instruct", "blimp", ["lp", "yes_no_prob_comp"])
+    assert dict(zip(gone.method, gone.pairs)) == {"lp": 7, "yes_no_prob_comp": 7}  # BLiMP's 7 identical pairs
+    strict = accuracy_overall(store, "smollm2-135m-instruct", "blimp", ["lp"], rule=STRICT)
+    assert int(strict.ties.iloc[0]) == 0  # the only exact ties were those 7 pairs
+
+
+def test_explore_compares_with_ide_by_their_rule(store):
+    from accapp.service import explore
+
+    sel = explore.select("blimp", "smollm2-135m-instruct", ["lp", "in_template_lp", "yes_no_prob_comp"], "mean")
+    table = explore.overall_table(sel)
+    ours = table[table.Model == "smollm2-135m-instruct"].set_index("Method")
+    strict = explore.by_template(accuracy_overall, store, "smollm2-135m-instruct", "blimp", ["lp", "in_template_lp",
+                                 "yes_no_prob_comp"], "mean", [], rule=STRICT).set_index("method").accuracy.round(1)
+    tied = explore.by_template(accuracy_overall, store, "smollm2-135m-instruct", "blimp", ["lp", "in_template_lp",
+                               "yes_no_prob_comp"], "mean", [], rule=TIES).set_index("method").accuracy.round(1)
+    for method, name in (("lp", "LP"), ("in_template_lp", "In-template LP"), ("yes_no_prob_comp", "Yes/No prob comp")):
+        assert ours.loc[name, "Accuracy (%)"] == strict[method]
+        beside = ours.loc[name, explore.TIES_COLUMN]
+        assert beside == ("" if tied[method] == strict[method] else f"{tied[method]:.1f}")
+    published = table[~table.Model.isin(["smollm2-135m-instruct", "humans"])]
+    assert len(published) and (published[explore.TIES_COLUMN] == "").all()  # the papers' numbers stand alone
+
+
+def test_report_gives_both_rules_and_the_pairs_left_out(store):
+    from accapp.analysis.report import report_rows
+
+    rows = {(r["method"], r["template"]): r for r in report_rows(store, "smollm2-135m-instruct", "blimp", ["lp", "yes_no_prob_comp"])}
+    lp = rows[("lp", "-")]
+    assert lp["accuracy"] == pytest.approx(accuracy_overall(store, "smollm2-135m-instruct", "blimp", ["lp"]).accuracy.iloc[0], abs=1e-4)
+    assert lp["accuracy_ties_wrong"] == pytest.approx(
+        accuracy_overall(store, "smollm2-135m-instruct", "blimp", ["lp"], rule=TIES).accuracy.iloc[0], abs=1e-4)
+    assert lp["left_out"] == 7 and lp["accuracy_ties_wrong"] <= lp["accuracy"]
