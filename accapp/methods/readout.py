@@ -11,17 +11,18 @@ from accapp.scoring.api import SeqRequest
 
 
 class SentenceReadout(Method):
-    """A score of the bare sentence's token log-probs."""
+    """A score of the bare sentence's token log-probs (after the pair's context, if any:
+    accapp/scoring/context.py; the context's own tokens are not scored)."""
 
     def __init__(self, id, fn):
         self.id, self._fn = id, fn
 
     def requests(self, pair, ctx):
-        return [SeqRequest((pair.good,)), SeqRequest((pair.bad,))]
+        return [SeqRequest((pair.good,), pair.context), SeqRequest((pair.bad,), pair.context)]
 
     def score(self, pair, ctx, res):
-        g = res(SeqRequest((pair.good,))).logprobs
-        b = res(SeqRequest((pair.bad,))).logprobs
+        g = res(SeqRequest((pair.good,), pair.context)).logprobs
+        b = res(SeqRequest((pair.bad,), pair.context)).logprobs
         return [judged(self.id, "-", self._fn(g, ctx), self._fn(b, ctx))]
 
 
@@ -40,7 +41,7 @@ class UnigramReadout(SentenceReadout):
         out = []
         vals = []
         for s in (pair.good, pair.bad):
-            req = SeqRequest((s,))
+            req = SeqRequest((s,), pair.context)
             vals.append(self._fn(res(req).logprobs, _unigram_of(ctx, req, res)))
         out.append(judged(self.id, "-", *vals))
         return out
