@@ -16,7 +16,7 @@ from accapp.ui import links, probe
 
 CASSEROLES = {"good": "These casseroles disgust Kayla.", "bad": "These casseroles disgusts Kayla.",
               "model": DEFAULT_MODEL, "model2": "gemma3-270m", "methods": ["lp", "mean_lp", "yes_no_prob_comp"],
-              "unit": "nats", "view": "tokens"}
+              "unit": "nats", "view": "tokens", "context": ""}
 
 
 def test_round_trip_keeps_every_value():

@@ -129,3 +129,21 @@ def attach(report: dict, regions: dict | None) -> dict:
     """The report with its "region" (region_report of its words; None without a region)."""
     report["region"] = region_report(report.get("words"), regions)
     return report
+
+
+def marked(text: str, span: tuple[int, int] | None) -> str:
+    """The sentence with its region back in brackets (parse's inverse on its own output)."""
+    if not span:
+        return text
+    a, b = span
+    return f"{text[:a]}{OPEN}{text[a:b]}{CLOSE}{text[b:]}"
+
+
+def marked_pair(report: dict) -> tuple[str, str]:
+    """A report's two sentences with their regions' words in brackets (for a link that keeps them)."""
+    reg = report.get("region")
+    out = []
+    for side in SIDES:
+        r = reg[side]["region"] if reg else None
+        out.append(marked(report[side], (r["start"], r["end"]) if r else None))
+    return out[0], out[1]
