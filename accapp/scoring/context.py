@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import re
 
-from accapp.errors import UserError
+from accapp.errors import MAX_CONTEXT_CHARS, check_context  # noqa: F401 - the check lives with validate_sentence
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
-MAX_CONTEXT_CHARS = 1000  # a paragraph; a link holds it percent-encoded (ui/links.py's bound)
 
 
 def seam(context: str, sentence: str) -> str:
@@ -36,27 +35,6 @@ def seam(context: str, sentence: str) -> str:
     if _CJK.match(context[-1]) or (sentence and _CJK.match(sentence[0])):
         return ""
     return " "
-
-
-def check_context(context, label: str = "context") -> str:
-    """The context with its leading whitespace and trailing spaces removed ('' = none), or
-    UserError: not text, too long, or a control character other than a newline or a tab."""
-    import unicodedata
-
-    if context is None:
-        return ""
-    if not isinstance(context, str):
-        raise UserError(f"The {label} must be text, not a {type(context).__name__}.")
-    text = context.lstrip().rstrip(" ")
-    if text.strip() == "":
-        return ""
-    if len(text) > MAX_CONTEXT_CHARS:
-        raise UserError(f"The {label} is {len(text):,} characters long; the limit is {MAX_CONTEXT_CHARS:,}.")
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if (cat in ("Cc", "Cs") and ch not in "\n\t") or (cat == "Cf" and ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"):
-            raise UserError(f"The {label} contains a control character (U+{ord(ch):04X}); remove it and try again.")
-    return text
 
 
 def shifted(offsets, by: int) -> list[tuple[int, int]]:

@@ -5,8 +5,8 @@ accapp/scoring/context.py)."""
 
 from __future__ import annotations
 
+from accapp.errors import check_context  # noqa: F401 - the service's door to the check (ui/links.py)
 from accapp.methods import context_families, context_note, describe, descriptors
-from accapp.scoring.context import check_context, seam  # noqa: F401 - the service's one door to both
 
 
 def context_record(context: str, method_ids) -> dict | None:

@@ -43,7 +43,7 @@ def engine_extras(engine, good: str, bad: str, methods: list[str], context: str 
     "provenance": {...}} for this pair (after its context, if any) and these methods."""
     from accapp.service.provenance import provenance
 
-    pair = engine.check_pair(good, bad, context=context)
+    pair = engine.check_pair(good, bad, context=context) if context else engine.check_pair(good, bad)
     return {"prompts": {m: engine.prompts_for(pair, m) for m in methods}, "provenance": provenance(engine)}
 
 

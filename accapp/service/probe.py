@@ -84,7 +84,12 @@ def probe(engine, good: str, bad: str, methods=None, language: str | None = None
     """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair
     (words=True: with its words, PairResult.words; context: text both sentences follow)."""
     methods = ids_for(engine.kind, methods)
-    return engine.score_pairs([engine.check_pair(good, bad, context=context)], methods, language, words=words)[0]
+    return engine.score_pairs([checked_pair(engine, good, bad, context)], methods, language, words=words)[0]
+
+
+def checked_pair(engine, good, bad, context: str = ""):
+    """engine.check_pair, with the context where there is one."""
+    return engine.check_pair(good, bad, context=context) if context else engine.check_pair(good, bad)
 
 
 def majority(scores: list[MethodScore]) -> dict:
@@ -198,7 +203,7 @@ def probe_stages(engine, items: list[tuple]) -> list:
     for i, (good, bad, methods, with_words, *context) in enumerate(items):
         try:
             methods = ids_for(engine.kind, methods)
-            groups.setdefault((tuple(methods), bool(with_words)), []).append((i, engine.check_pair(good, bad, None, *context)))
+            groups.setdefault((tuple(methods), bool(with_words)), []).append((i, checked_pair(engine, good, bad, *context)))
         except UserError as exc:
             out[i] = exc
     for (methods, with_words), members in groups.items():

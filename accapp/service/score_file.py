@@ -224,7 +224,8 @@ class StepPlanner:
 
 def check_rows(engine, pairs: pd.DataFrame) -> tuple[list[tuple[int, object]], dict[int, str]]:
     """([(row index, checked Pair)], {row index: message}) over every row of the file."""
-    return engine.check_pairs((i, good, bad, None, ctx) for i, (good, bad, ctx) in enumerate(zip(pairs["good"], pairs["bad"], contexts(pairs))))
+    rows = zip(pairs["good"], pairs["bad"], contexts(pairs))
+    return engine.check_pairs((i, good, bad, None, *([ctx] if ctx else [])) for i, (good, bad, ctx) in enumerate(rows))
 
 
 def contexts(pairs: pd.DataFrame) -> list[str]:
@@ -235,7 +236,7 @@ def contexts(pairs: pd.DataFrame) -> list[str]:
 
 
 def _check(engine, rows):
-    return engine.check_pairs((i, good, bad, None, ctx) for i, good, bad, ctx in rows)
+    return engine.check_pairs((i, good, bad, None, *([ctx] if ctx else [])) for i, good, bad, ctx in rows)
 
 
 @model_call(lambda pairs, methods, *_, **__: (len(pairs), len(methods)))

@@ -185,8 +185,8 @@ def _stop_outputs(message: str):
     return _outputs(None, "bits", "words", error_html(message))
 
 
-def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, context=None,
-              request: gr.Request = None):
+def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None,
+              context=None):
     """The probe in stages (a generator, service.probe.staged_probe): surprisal and the sentence-probability
     methods first, then the in-template and prompting methods as they finish, for one model or two."""
     session = getattr(request, "session_hash", None)
@@ -270,7 +270,7 @@ def on_phen_change(bench, phen):
 
 
 def _prompts(engine, method, good, bad, context=None) -> list[dict]:
-    return engine.prompts_for(engine.check_pair(good, bad, context=context), method)
+    return engine.prompts_for(svc.checked_pair(engine, good, bad, context), method)
 
 
 @friendly
@@ -299,16 +299,16 @@ def link_values(request) -> dict | None:
 
 def load_link(request: gr.Request = None):
     """On page load: a shared probe link fills the inputs (good, bad, model, model2, methods, unit, view,
-    bench method, prompt method), says what it does in the status line, and sets the flag that runs it."""
-    keep = (gr.update(),) * 10
+    bench method, prompt method; after the status line, the context), says what it does in the status line, and sets the flag that runs it."""
+    keep = (gr.update(),) * 9
     try:
         values = link_values(request)
     except Exception as exc:  # noqa: BLE001 - a hostile link gets a message, never a traceback
         if not isinstance(exc, UserError):
             log.error("link failed:\n%s", traceback.format_exc())
-        return (*keep, error_html("This link cannot be opened: " + message_of(exc)), False)
+        return (*keep, error_html("This link cannot be opened: " + message_of(exc)), gr.update(), False)
     if values is None:
-        return (*keep, gr.update(), False)
+        return (*keep, gr.update(), gr.update(), False)
     kind = get_spec(values["model"]).kind
     choices = method_choices(kind)
     chosen = [m for m in (values["methods"] or method_ids(kind)) if m in method_ids(kind)] or method_ids(kind)
@@ -316,16 +316,16 @@ def load_link(request: gr.Request = None):
     return (values["good"], values["bad"], values["model"], values["model2"] or NO_SECOND,
             gr.update(choices=choices, value=chosen), values["unit"], values["view"],
             gr.update(choices=choices, value=bench), gr.update(choices=choices, value=chosen[0]),
-            values["context"], busy_html("Opening the shared link…"), True)
+            busy_html("Opening the shared link…"), values["context"], True)
 
 
-def run_linked(go_on, good, bad, model_id, model2, methods, unit, view, bench_method, meta, context=None,
-               request: gr.Request = None):
+def run_linked(go_on, good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None,
+               context=None):
     """The probe of a shared link (load_link set go_on), else nothing changes."""
     if not go_on:
         yield (gr.update(),) * 16
         return
-    yield from run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, context, request)
+    yield from run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request, context)
 
 
 # ------------------------------------------------------------------------------------------ export
@@ -538,7 +538,7 @@ def build() -> ProbeTab:
                      concurrency_id=PROBE_QUEUE)
     go_on = gr.State(False)
     link_load = dict(fn=load_link, inputs=None,
-                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, context, status,
+                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, status, context,
                               go_on],
                      api_visibility="undocumented", queue=False)
     linked = dict(ev, fn=run_linked, inputs=[go_on, *run_inputs])
