@@ -185,3 +185,28 @@ def test_lp_after_a_context_is_the_difference_of_two_lps_on_20_blimp_pairs(smoll
     assert one.score_good.iloc[0] == pytest.approx(df.score_good.iloc[0], abs=1e-4)
     bare = accapp.score_pairs([picked[0][:2]], model=smollm.spec.id, methods=["lp"], progress=False)
     assert "context" not in bare and not math.isclose(bare.score_good.iloc[0], df.score_good.iloc[0], abs_tol=0.01)
+
+
+# ------------------------------------------------------------------------------------------ files: score a file, bench FILE
+def test_a_pairs_file_context_column_reaches_the_file_job_and_the_runner(tiny_llama, tmp_path):
+    from accapp.benchmarks import parse_pairs
+    from accapp.runner.runner import plan_blocks, score_block
+    from accapp.service.score_file import check_rows
+
+    data = (f"good,bad,context\n\"{GOOD}\",\"{BAD}\",\"{CTX}\"\nThe cat sleeps.,The cat sleep.,\n").encode()
+    pairs = parse_pairs(data, "mine.csv")
+    assert list(pairs.context) == [CTX, ""]
+    engine = Engine(CausalScorer(tiny_llama))
+    checked, errors = check_rows(engine, pairs)
+    assert not errors and [p.context for _, p in checked] == [CTX, ""]
+    want = conditional_lp(tiny_llama, CTX, GOOD)
+    # bench FILE: the runner's blocks carry the context and score after it
+    blocks, _ = plan_blocks(pairs, tmp_path, "tiny", "mine", {"lp": ["-"]})
+    (block,) = blocks
+    assert sorted(len(item) for item in block.items) == [5, 6]
+    rows = score_block(engine, block, "mine", "en").rows
+    got = rows[rows.good == GOOD].score_good.iloc[0]
+    assert got == pytest.approx(want, abs=1e-3)
+    other = rows[rows.good == "The cat sleeps."].score_good.iloc[0]
+    assert other == pytest.approx(engine.score_pair("The cat sleeps.", "The cat sleep.", ["lp"], "en").scores[0].score_good,
+                                  abs=1e-3)

@@ -108,7 +108,7 @@ def _where(engine) -> dict:
 
 @dataclass(frozen=True)
 class Block:
-    """Pairs one engine call scores: items are (paradigm, pair_id, phenomenon, good, bad)."""
+    """Pairs one engine call scores: items are (paradigm, pair_id, phenomenon, good, bad[, context])."""
 
     index: int
     methods: tuple[str, ...]
