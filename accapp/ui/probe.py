@@ -411,7 +411,7 @@ def build() -> ProbeTab:
     saved = gr.State(None)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            context = gr.Textbox(label="Context before both sentences (optional, not scored)", value="", lines=1,
+            discourse = gr.Textbox(label="Context before both sentences (optional, not scored)", value="", lines=1,
                                  max_lines=6, elem_id="probe-discourse",
                                  placeholder="A discourse or a question both sentences follow, e.g. Who ate the cake?")
             good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], elem_id="probe-good",
@@ -491,9 +491,9 @@ def build() -> ProbeTab:
         prompts = gr.Textbox(label="Input strings (start token included)", lines=12, max_lines=40, interactive=False,
                              buttons=["copy"], elem_id="probe-prompts", elem_classes=["acc-prompts"])
 
-    many_pairs.build(model, methods, unit, context)  # the box of many pairs (ui/many_pairs.py)
+    many_pairs.build(model, methods, unit, discourse)  # the box of many pairs (ui/many_pairs.py)
 
-    run_inputs = [good, bad, model, model2, methods, unit, view, bench_method, meta, context]
+    run_inputs = [good, bad, model, model2, methods, unit, view, bench_method, meta, discourse]
     shown = [view_line, head_a, fig_a, diff_a, votes_a, col_b, head_b, fig_b, diff_b, votes_b, pll, table]
     run_outputs = [status, *shown, saved, meta, pair_label]
     # One progress indicator, in the status line: a loading overlay on every output costs the
@@ -504,7 +504,7 @@ def build() -> ProbeTab:
     events = [run_btn.click(**ev), good.submit(**ev), bad.submit(**ev)]
     # The page URL follows each run (at the click, and again once it has finished, from the inputs it
     # ran with) and each change of unit or view: a link that reproduces what is shown.
-    url_inputs = [good, bad, model, model2, methods, unit, view, context]
+    url_inputs = [good, bad, model, model2, methods, unit, view, discourse]
     url = dict(fn=None, inputs=url_inputs, outputs=None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
     for e in events:
         e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
@@ -534,11 +534,11 @@ def build() -> ProbeTab:
                   api_visibility="undocumented")
     quick_btn.click(lambda m: gr.update(value=preset("quick", get_spec(m).kind) or method_ids(get_spec(m).kind)[:1]), [model], [methods],
                     api_visibility="undocumented")
-    prompt_btn.click(show_prompts, [model, prompt_method, good, bad, context], [prompts], api_visibility="undocumented",
+    prompt_btn.click(show_prompts, [model, prompt_method, good, bad, discourse], [prompts], api_visibility="undocumented",
                      concurrency_id=PROBE_QUEUE)
     go_on = gr.State(False)
     link_load = dict(fn=load_link, inputs=None,
-                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, status, context,
+                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, status, discourse,
                               go_on],
                      api_visibility="undocumented", queue=False)
     linked = dict(ev, fn=run_linked, inputs=[go_on, *run_inputs])
