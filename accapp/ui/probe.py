@@ -60,6 +60,7 @@ class ProbeTab:
 
 
 def _context(model_id, method, meta, good, bad) -> str:
+    good, bad, _ = regions.split_pair(good, bad)  # the pair as scored: a region's brackets stripped
     ctx = svc.method_context(get_state().store(), model_id, method, meta, good, bad)
     return context_html(ctx, get_spec(model_id).name, svc.method_name(method))
 
