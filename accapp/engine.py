@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass, field
 
 from accapp.errors import UserError, check_token_length, validate_sentence
-from accapp.scoring.context import check_context
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
 from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult
+from accapp.scoring.context import check_context
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 

@@ -18,10 +18,9 @@ from accapp.scoring.causal import CausalScorer
 from accapp.service import export, many_pairs, region
 from accapp.service import host as state
 from accapp.service import probe as svc
-from accapp.ui import links
+from accapp.ui import links, region_view
 from accapp.ui import many_pairs as many_ui
 from accapp.ui import probe as probe_ui
-from accapp.ui import region_view
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
 LN2 = math.log(2)

@@ -718,7 +718,8 @@ class CausalScorer:
         if any(r.raw for r, _ in chained):
             raise ValueError("the raw-logit ratio needs answers of one token each after one context")
         kinds = {r.text: context_kinds(r.text, self.encode(r.text).offsets) for r in bnd_reqs}
-        bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 and not r.context else None for r in seq_reqs] + [None] * (len(seqs) - len(seq_reqs))
+        bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 and not r.context else None for r in seq_reqs]
+        bounds += [None] * (len(seqs) - len(seq_reqs))
         found: dict = {}
         lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw) if seqs else []
         for r, lp, seq in zip(seq_reqs, lps, seqs):

@@ -23,11 +23,11 @@ from accapp.files import safe_name
 from accapp.methods import method_ids
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
+from accapp.service import region as regions
 from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, model_choices, preset
 from accapp.service.host import ANY, BENCHMARKS, get_state, paradigms, phenomena, random_pair
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
-from accapp.service import region as regions
 from accapp.ui import links, many_pairs, plots, region_view
 from accapp.ui.common import esc, friendly, intro, note, pair_label
 from accapp.ui.probe_view import (
@@ -300,7 +300,8 @@ def link_values(request) -> dict | None:
 
 def load_link(request: gr.Request = None):
     """On page load: a shared probe link fills the inputs (good, bad, model, model2, methods, unit, view,
-    bench method, prompt method; after the status line, the context), says what it does in the status line, and sets the flag that runs it."""
+    bench method, prompt method; after the status line, the context), says what it does in the status line,
+    and sets the flag that runs it."""
     keep = (gr.update(),) * 9
     try:
         values = link_values(request)
