@@ -112,6 +112,9 @@ MAX_HEADER_CHARS = 4096  # a CSV header line
 MAX_LINE_CHARS = 65536  # any line (a pair's two sentences take at most 800 characters)
 
 
+CONTEXT_COLUMN = "context"  # a pairs file's optional column: the text both sentences of its row follow
+
+
 def parse_pairs(data: bytes, name: str, *, bad_lines: str = "raise", max_rows: int = MAX_ROWS) -> pd.DataFrame:
     """Parse CSV or JSONL bytes of pairs; raises UserError with a clear message.
 
@@ -155,6 +158,8 @@ def parse_pairs(data: bytes, name: str, *, bad_lines: str = "raise", max_rows: i
         "good": column(good),
         "bad": column(bad),
     }, index=range(len(records)))[COLUMNS]
+    if CONTEXT_COLUMN in keys:  # text both sentences follow (accapp/scoring/context.py); an empty cell: none
+        out[CONTEXT_COLUMN] = column(CONTEXT_COLUMN, lambda i: "")
     for key in RATING_COLUMNS:  # numbers; a cell that is not one is empty (NaN), never a failed row
         if key in keys:
             out[key] = pd.to_numeric(pd.Series(column(key, lambda i: ""), index=out.index), errors="coerce")

@@ -20,11 +20,13 @@ from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
 from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult
+from accapp.scoring.context import check_context
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 from accapp.segment import group_records
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+MAX_CONTEXT_TOKENS = 256  # a context's tokens (a paragraph); its characters: scoring/context.MAX_CONTEXT_CHARS
 IN_TEMPLATE_SCOPES = ("whole", "sentence")  # in-template readout over the whole string or the sentence only
 
 
@@ -86,11 +88,12 @@ class Engine:
     def model_id(self) -> str:
         return self.lm.spec.id if self.lm is not None else ""
 
-    def _token_requests(self, text: str) -> list:
-        """The request whose result is a sentence's token view; a masked LM's words follow the convention."""
+    def _token_requests(self, text: str, context: str = "") -> list:
+        """The request whose result is a sentence's token view (after `context`, if any); a masked
+        LM's words follow the convention."""
         if self.kind == "masked":
-            return self.scorer.token_requests(text, self.convention.pll_words)
-        return self.scorer.token_requests(text)
+            return self.scorer.token_requests(text, self.convention.pll_words, **({"context": context} if context else {}))
+        return self.scorer.token_requests(text, **({"context": context} if context else {}))
 
     def context(self, language: str) -> Context:
         if language not in self._ctx:
@@ -127,17 +130,28 @@ class Engine:
                             "token is not scored, so it needs at least two.")
         return text
 
-    def check_pair(self, good, bad, meta: dict | None = None) -> Pair:
-        """The one check every entry point (CLI, app, API, runner) puts a pair through."""
-        return Pair(self.check_sentence(good, "acceptable sentence"), self.check_sentence(bad, "unacceptable sentence"), meta or {})
+    def check_pair(self, good, bad, meta: dict | None = None, context=None) -> Pair:
+        """The one check every entry point (CLI, app, API, runner) puts a pair through; `context`:
+        text both sentences follow (accapp/scoring/context.py), checked here too."""
+        return Pair(self.check_sentence(good, "acceptable sentence"), self.check_sentence(bad, "unacceptable sentence"),
+                    meta or {}, self.check_context(context))
+
+    def check_context(self, context) -> str:
+        """The context checked ('' = none): text, within MAX_CONTEXT_CHARS and MAX_CONTEXT_TOKENS."""
+        text = check_context(context)
+        if text:
+            n = self.scorer.n_tokens(text)
+            if n > MAX_CONTEXT_TOKENS:
+                raise UserError(f"The context is {n:,} tokens for this model; the limit is {MAX_CONTEXT_TOKENS}.")
+        return text
 
     def check_pairs(self, rows) -> tuple[list[tuple[object, Pair]], dict[object, str]]:
-        """check_pair over many rows, each (key, good, bad, meta): ([(key, Pair)] of those that
+        """check_pair over many rows, each (key, good, bad, meta[, context]): ([(key, Pair)] of those that
         pass, {key: message} of those that fail), so that one bad row never stops the others."""
         checked, errors = [], {}
-        for key, good, bad, meta in rows:
+        for key, good, bad, meta, *context in rows:
             try:
-                checked.append((key, self.check_pair(good, bad, meta)))
+                checked.append((key, self.check_pair(good, bad, meta, *context)))
             except UserError as exc:
                 errors[key] = str(exc)
         return checked, errors
@@ -156,7 +170,7 @@ class Engine:
             lang = language or self.language or detect_language(pair.good, pair.bad)
             ctx = ctx_of[id(pair)] = self.context(lang)
             for s in (pair.good, pair.bad):
-                for r in self._word_requests(s) if words else self._token_requests(s):
+                for r in self._word_requests(s, pair.context) if words else self._token_requests(s, pair.context):
                     requests[r] = None
             for m in methods:
                 for r in m.requests(pair, ctx):
@@ -169,10 +183,11 @@ class Engine:
             scores = [s for m in methods for s in m.score(pair, ctx, res)]
             tokens, detail = {}, {}
             for key, s in (("good", pair.good), ("bad", pair.bad)):
-                tokens[key], d = token_view(results[self._token_requests(s)[0]])
+                tokens[key], d = token_view(results[self._token_requests(s, pair.context)[0]])
                 if d is not None:
                     detail[key] = d
-            found = {"good": self._words_of(pair.good, results), "bad": self._words_of(pair.bad, results)} if words else None
+            found = ({"good": self._words_of(pair.good, results, pair.context),
+                      "bad": self._words_of(pair.bad, results, pair.context)} if words else None)
             out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off))
         return out
 
@@ -200,25 +215,25 @@ class Engine:
         results = self.scorer.execute(list(requests))
         return {t: self._words_of(c, results) for t, c in checked.items()}
 
-    def _word_requests(self, text: str) -> list:
+    def _word_requests(self, text: str, context: str = "") -> list:
         """The requests whose results give a sentence's words: its tokens, and for a causal LM
         the word-boundary probabilities (answered from the same pass)."""
-        extra = [] if self.kind == "masked" else [BoundaryRequest(text)]
-        return self._token_requests(text) + extra
+        extra = [] if self.kind == "masked" else [BoundaryRequest(text, context)]
+        return self._token_requests(text, context) + extra
 
-    def _words_of(self, text: str, results: dict) -> list[dict]:
+    def _words_of(self, text: str, results: dict, context: str = "") -> list[dict]:
         """A sentence's word records; Chinese characters grouped into words (accapp/segment.py)."""
-        res = results[self._token_requests(text)[0]]
+        res = results[self._token_requests(text, context)[0]]
         if self.kind == "masked":
             records = sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
                                         logprob_sum=w.logprob["word_l2r"]) for w in res.words])
         else:
-            records = word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text)])
+            records = word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text, context)])
         return group_records(text, records)
 
-    def score_pair(self, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
+    def score_pair(self, good: str, bad: str, methods=None, language: str | None = None, context=None) -> PairResult:
         self.resolve(methods)  # bad method ids fail before any work
-        return self.score_pairs([self.check_pair(good, bad)], methods, language)[0]
+        return self.score_pairs([self.check_pair(good, bad, context=context)], methods, language)[0]
 
     # ---- showing what the model sees ---------------------------------------------------
     def prompts_for(self, pair: Pair, method_id: str, language: str | None = None) -> list[dict]:

@@ -8,6 +8,8 @@ import unicodedata
 # (BLiMP's longest is 185 characters), short enough to keep one probe fast.
 MAX_SENTENCE_CHARS = 400
 MAX_SENTENCE_TOKENS = 128
+# A context before both sentences (accapp/scoring/context.py): a paragraph.
+MAX_CONTEXT_CHARS = 1000
 # A request's method ids, repeats included (there are 23 methods): every entry point checks this.
 MAX_METHOD_IDS = 64
 # Unknown values an error message names, each cut to this length: a message stays short whatever is sent.
@@ -54,6 +56,25 @@ def validate_sentence(text: object, label: str = "sentence") -> str:
                 f"The {label} contains a control character (U+{ord(ch):04X}); remove it and try again."
             )
     return stripped
+
+
+def check_context(context, label: str = "context") -> str:
+    """The context with surrounding whitespace removed ('' = none), or UserError: not text, too long,
+    or a control character other than a newline or a tab inside it."""
+    if context is None:
+        return ""
+    if not isinstance(context, str):
+        raise UserError(f"The {label} must be text, not a {type(context).__name__}.")
+    text = context.strip()
+    if not text:
+        return ""
+    if len(text) > MAX_CONTEXT_CHARS:
+        raise UserError(f"The {label} is {len(text):,} characters long; the limit is {MAX_CONTEXT_CHARS:,}.")
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if (cat in ("Cc", "Cs") and ch not in "\n\t") or (cat == "Cf" and ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"):
+            raise UserError(f"The {label} contains a control character (U+{ord(ch):04X}); remove it and try again.")
+    return text
 
 
 def check_token_length(n_tokens: int, label: str = "sentence") -> None:

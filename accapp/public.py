@@ -31,19 +31,39 @@ def _engine(model: str, dtype: str, quantization: str | None, trust_remote_code:
                                   max_memory=max_memory, **options)
 
 
-def _as_pairs(pairs) -> list[tuple[str, str]]:
+def _as_pairs(pairs, context=None) -> list[tuple]:
+    """(good, bad, context) of each pair; a pair's own context (a third item, a "context" key or
+    column; empty or NaN = none) else the call's."""
+    default = context or ""
+
+    def own(c):
+        return default if c is None or (isinstance(c, float) and c != c) or c == "" else c
+
     if isinstance(pairs, pd.DataFrame):
-        return list(zip(pairs["good"], pairs["bad"]))
+        ctx = pairs["context"] if "context" in pairs else [None] * len(pairs)
+        return [(g, b, own(c)) for g, b, c in zip(pairs["good"], pairs["bad"], ctx)]
     out = []
     for p in pairs:
-        out.append((p["good"], p["bad"]) if isinstance(p, dict) else tuple(p))
+        if isinstance(p, dict):
+            out.append((p["good"], p["bad"], own(p.get("context"))))
+        else:
+            p = tuple(p)
+            if len(p) not in (2, 3):
+                raise UserError(f"A pair is (good, bad) or (good, bad, context); got {len(p)} items.")
+            out.append((p[0], p[1], own(p[2] if len(p) == 3 else None)))
     return out
 
 
 def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: str | None = None, dtype: str = "fp32",
                 quantization: str | None = None, in_template_scope: str = "whole", progress: bool = True,
-                trust_remote_code: bool = False, max_memory: int | str | None = None) -> pd.DataFrame:
+                trust_remote_code: bool = False, max_memory: int | str | None = None,
+                context: str | None = None) -> pd.DataFrame:
     """Score minimal pairs: (good, bad) tuples, {"good", "bad"} dicts, or a DataFrame with those columns.
+
+    `context`: text both sentences follow (a discourse, a question), conditioned on and never scored;
+    a pair's own context (a third item, a "context" key or column) takes its place. The LP family and
+    PLL condition on it; in-template and prompting methods read their templates without it
+    (accapp/scoring/context.py). With any context the result has a `context` column after `bad`.
 
     Returns one row per pair x method x template x answer order: pair (its position), good, bad,
     method, template, variant, score_good, score_bad, verdict ("good" when the good sentence
@@ -65,7 +85,8 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
     engine = _engine(model, dtype, quantization, trust_remote_code, max_memory, language=language,
                      in_template_scope=in_template_scope)
     engine.resolve(methods)  # ... and methods the model's kind cannot run, before any work
-    valid, errors = engine.check_pairs((i, good, bad, {"pair": i}) for i, (good, bad) in enumerate(_as_pairs(pairs)))
+    triples = _as_pairs(pairs, context)
+    valid, errors = engine.check_pairs((i, good, bad, {"pair": i}, ctx) for i, (good, bad, ctx) in enumerate(triples))
     if errors:
         first = min(errors)
         raise UserError(f"Pair {first}: {errors[first]}")
@@ -78,13 +99,15 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
     for start in tqdm(steps, desc=f"{model}", unit=f"×{CHUNK} pairs", disable=not progress or len(steps) < 2):
         for res in engine.score_pairs(checked[start : start + CHUNK], methods, language):
             base = {"pair": res.pair.meta["pair"], "good": res.pair.good, "bad": res.pair.bad,
-                    "flag": pair_flag(res.pair.good, res.pair.bad)}
+                    "context": res.pair.context, "flag": pair_flag(res.pair.good, res.pair.bad)}
             rows += [{**base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad} for s in res.scores]
             rows += [{**base, "method": m, "template": "-", "variant": "", "score_good": math.nan, "score_bad": math.nan,
                       "verdict": "unavailable", "prediction": why, "len_good": res.len_good, "len_bad": res.len_bad}
                      for m, why in res.unavailable.items()]
     columns = ["pair", "good", "bad", "method", "template", "variant", "score_good", "score_bad", "verdict",
                "prediction", "len_good", "len_bad", "flag"]
+    if any(ctx for *_, ctx in triples):
+        columns.insert(3, "context")
     out = pd.DataFrame(rows, columns=columns)
     out.attrs["warnings"] = notes
     return out

@@ -67,6 +67,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ACCAPP_MAX_UPLOAD_MB", "float", 20.0, "an upload (Gradio's `max_file_size`: cut off while it streams), "
             "MB", 0.01, 20),
     Setting("ACCAPP_UI_MAX_ROWS", "int", 5000, "rows of a file the app scores", 1, 100_000),
+    Setting("ACCAPP_MANY_PAIRS_MAX", "int", 50, "lines of the Probe tab's many-pairs box probed at once (one pair a "
+            "line); more are refused with a message", 1, 1000),
     Setting("ACCAPP_MAX_REQUEST_KB", "int", 1024, "any other request body (413 beyond it), KB", 1, 1_048_576),
     Setting("ACCAPP_SESSIONS", "int", 1000, "visitors' page states Gradio keeps", 1, 1_000_000),
     Setting("ACCAPP_PRELOAD", "flag", True, "`0`: do not warm the default model at start"),

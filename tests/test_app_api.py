@@ -68,7 +68,7 @@ def test_endpoints_are_named(client):
     names = set(info["named_endpoints"])
     assert {"/probe", "/score_file"} <= names
     params = [p["parameter_name"] for p in info["named_endpoints"]["/probe"]["parameters"]]
-    assert params == ["good", "bad", "model", "methods"]
+    assert params == ["good", "bad", "model", "methods", "context"]
 
 
 def test_probe_every_method(client, server):
@@ -102,6 +102,21 @@ def test_probe_chosen_methods_and_concurrent_requests(client):
     for t in threads:
         t.join()
     assert all([r["method"] for r in results[i]["verdicts"]] == ["lp", "slor"] for i in range(2))
+
+
+def test_probe_with_a_context_and_a_region(client):
+    """/probe's context (issue 34, item 12) and [[region]] (item 13): the brackets are not scored, the
+    answer says which methods read the context, and the region's sum is the word view's."""
+    out = client.predict("These casseroles [[disgust]] Kayla.", BAD, "smollm2-135m-instruct", ["lp", "in_template_lp"],
+                         "Kayla cooked all week.", api_name="/probe")
+    assert out["good"] == GOOD and out["context"]["conditioned"] == ["lp"]
+    assert out["context"]["not_applied"] == ["in_template_lp"]
+    region = out["region"]["bad"]["region"]
+    assert region["words"] == ["disgusts"]
+    assert region["surprisal_bits"] == pytest.approx(out["words"]["bad"][2]["surprisal_bits"])
+    plain = client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp"], api_name="/probe")
+    assert plain["context"] is None and plain["region"] is None
+    assert plain["verdicts"][0]["score_good"] != pytest.approx(out["verdicts"][0]["score_good"], abs=1e-3)
 
 
 def test_probe_errors_are_messages(client):

@@ -16,7 +16,7 @@ from accapp.ui import links, probe
 
 CASSEROLES = {"good": "These casseroles disgust Kayla.", "bad": "These casseroles disgusts Kayla.",
               "model": DEFAULT_MODEL, "model2": "gemma3-270m", "methods": ["lp", "mean_lp", "yes_no_prob_comp"],
-              "unit": "nats", "view": "tokens"}
+              "unit": "nats", "view": "tokens", "context": ""}
 
 
 def test_round_trip_keeps_every_value():
@@ -96,11 +96,12 @@ def _request(query: str):
 
 def test_load_link_fills_the_inputs_and_sets_the_flag():
     out = probe.load_link(_request(links.probe_query(CASSEROLES)))
-    assert len(out) == 11 and out[-1] is True
+    assert len(out) == 12 and out[-1] is True
     assert out[:4] == (CASSEROLES["good"], CASSEROLES["bad"], DEFAULT_MODEL, "gemma3-270m")
     assert out[4]["value"] == CASSEROLES["methods"]
     assert (out[5], out[6]) == ("nats", "tokens")
     assert "Opening the shared link" in out[9]
+    assert out[10] == ""  # no context in this link
 
 
 def test_load_link_without_a_probe_changes_nothing():

@@ -124,15 +124,16 @@ def engine_from_args(args):
 
 
 def cmd_score(args) -> int:
-    from accapp.errors import validate_sentence
+    from accapp.errors import check_context, validate_sentence
     from accapp.methods import resolve
     from accapp.schema import IDENTICAL_WARNING, pair_flag
 
     resolve(args.methods, model_kind(args))  # fail fast on bad input, before loading a model
     validate_sentence(args.good, "acceptable sentence")
     validate_sentence(args.bad, "unacceptable sentence")
+    check_context(args.context)
     engine = engine_from_args(args)
-    result = engine.score_pair(args.good, args.bad, args.methods, args.language)
+    result = engine.score_pair(args.good, args.bad, args.methods, args.language, context=args.context)
     unavailable = result.unavailable  # methods the model cannot run, each with its reason, in place of its scores
     flag = pair_flag(result.pair.good, result.pair.bad)
     warnings = [IDENTICAL_WARNING] if flag else []
@@ -145,12 +146,14 @@ def cmd_score(args) -> int:
             "bad": result.pair.bad,
             "flag": flag,
             "warnings": warnings,
+            **({"context": result.pair.context} if result.pair.context else {}),
             "tokens": result.tokens,
             "methods": result.rows,
             **({"unavailable": unavailable} if unavailable else {}),
         }, ensure_ascii=False, indent=1))
         return 0
-    print(f"model: {args.model}\ngood:  {result.pair.good}\nbad:   {result.pair.bad}\n")
+    context = f"context (not scored): {result.pair.context}\n" if result.pair.context else ""
+    print(f"model: {args.model}\n{context}good:  {result.pair.good}\nbad:   {result.pair.bad}\n")
     print(f"{'method':28} {'template':11} {'variant':8} {'score_good':>12} {'score_bad':>12}  verdict")
     for r in result.scores:
         print(f"{r.method:28} {r.template:11} {r.variant:8} {r.score_good:12.4f} {r.score_bad:12.4f}  {r.verdict}")
@@ -176,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("score", help="score one minimal pair under every selected method")
     p.add_argument("--good", required=True)
     p.add_argument("--bad", required=True)
+    p.add_argument("--context", default=None, help="text both sentences follow (a discourse, a question), not scored: "
+                   "the LP family and PLL condition on it; in-template and prompting methods do not read it")
     p.add_argument("--format", default="table", choices=["table", "json"])
     _add_model_args(p)
     p.set_defaults(func=cmd_score)

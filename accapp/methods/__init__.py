@@ -13,6 +13,8 @@ from functools import lru_cache
 from accapp.errors import UserError, check_method_count, name_some
 from accapp.methods.descriptor import (  # noqa: F401 - the registry's API
     Descriptor,
+    context_families,
+    context_note,
     describe,
     descriptors,
     families,
@@ -22,6 +24,7 @@ from accapp.methods.descriptor import (  # noqa: F401 - the registry's API
     split_stages,
     stage_families,
     stage_texts,
+    uses_context,
 )
 
 

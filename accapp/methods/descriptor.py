@@ -138,6 +138,23 @@ def split_stages(method_ids: list[str]) -> list[tuple[str, list[str]]]:
     return out + ([("other", rest)] if rest else [])
 
 
+@lru_cache(maxsize=1)
+def context_families() -> frozenset[str]:
+    """The families whose methods condition on a context before the sentences (methods.json's `context`)."""
+    return frozenset(_data()["context"]["conditioned"])
+
+
+def uses_context(method_id: str) -> bool:
+    """Whether a method scores its sentences after the pair's context (False: it reads its template without it)."""
+    d = descriptors().get(method_id)
+    return d is not None and d.family in context_families()
+
+
+def context_note() -> str:
+    """What the page says of a method that does not use the context."""
+    return _data()["context"]["not_applied"]
+
+
 def pass_group_order() -> tuple[str, ...]:
     """The shared pass groups in the order a file job runs them; other groups follow, in the order asked."""
     return tuple(_data()["pass_groups"]["order"])

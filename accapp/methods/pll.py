@@ -37,7 +37,8 @@ class PLLMethod(Method):
 
     def requests(self, pair, ctx):
         words = word_rule(ctx)
-        return [PLLRequest(pair.good, self.variant, words), PLLRequest(pair.bad, self.variant, words)]
+        return [PLLRequest(pair.good, self.variant, words, pair.context),
+                PLLRequest(pair.bad, self.variant, words, pair.context)]
 
     def score(self, pair, ctx, res):
         g, b = (res(r).scores[self.variant] for r in self.requests(pair, ctx))

@@ -11,18 +11,19 @@ from accapp.scoring.api import SeqRequest
 
 
 class SentenceReadout(Method):
-    """A score of the bare sentence's token log-probs."""
+    """A score of the bare sentence's token log-probs (after the pair's context, if any:
+    accapp/scoring/context.py; the context's own tokens are not scored)."""
 
     def __init__(self, id, fn, size=None):
         # size: the terms' size of the score, where the score does not show it (methods/ties.py)
         self.id, self._fn, self._size = id, fn, size
 
     def requests(self, pair, ctx):
-        return [SeqRequest((pair.good,)), SeqRequest((pair.bad,))]
+        return [SeqRequest((pair.good,), pair.context), SeqRequest((pair.bad,), pair.context)]
 
     def score(self, pair, ctx, res):
-        g = res(SeqRequest((pair.good,))).logprobs
-        b = res(SeqRequest((pair.bad,))).logprobs
+        g = res(SeqRequest((pair.good,), pair.context)).logprobs
+        b = res(SeqRequest((pair.bad,), pair.context)).logprobs
         sizes = None if self._size is None else (self._size(g), self._size(b))
         return [judged(self.id, "-", self._fn(g, ctx), self._fn(b, ctx), sizes=sizes)]
 
@@ -41,7 +42,7 @@ class UnigramReadout(SentenceReadout):
     def score(self, pair, ctx, res):
         vals, sizes = [], []
         for s in (pair.good, pair.bad):
-            req = SeqRequest((s,))
+            req = SeqRequest((s,), pair.context)
             lps, uni = res(req).logprobs, _unigram_of(ctx, req, res)
             vals.append(self._fn(lps, uni))
             sizes.append(self._size(lps, uni))

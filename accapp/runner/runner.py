@@ -108,7 +108,7 @@ def _where(engine) -> dict:
 
 @dataclass(frozen=True)
 class Block:
-    """Pairs one engine call scores: items are (paradigm, pair_id, phenomenon, good, bad)."""
+    """Pairs one engine call scores: items are (paradigm, pair_id, phenomenon, good, bad[, context])."""
 
     index: int
     methods: tuple[str, ...]
@@ -152,8 +152,8 @@ def score_block(engine, block: Block, benchmark: str, language: str | None) -> B
     t0 = time.perf_counter()
     items = block.items
     checked, errors = engine.check_pairs(
-        (k, good, bad, {"pair_id": pid, "paradigm": paradigm, "phenomenon": phenomenon})
-        for k, (paradigm, pid, phenomenon, good, bad) in enumerate(items))
+        (k, good, bad, {"pair_id": pid, "paradigm": paradigm, "phenomenon": phenomenon}, *context)
+        for k, (paradigm, pid, phenomenon, good, bad, *context) in enumerate(items))
     check_errors = [{"paradigm": items[k][0], "pair_id": items[k][1], "good": items[k][3], "bad": items[k][4], "error": e}
                     for k, e in errors.items()]
     pairs = [p for _, p in checked]
@@ -198,8 +198,11 @@ def plan_blocks(sample: pd.DataFrame, out: Path, model: str, bench: str, templat
         if not missing:
             continue
         todo = set().union(*missing.values())
-        rows = {pid: (paradigm, pid, phen, good, bad)
-                for pid, phen, good, bad in zip(group.pair_id, group.phenomenon, group.good, group.bad) if pid in todo}
+        # a pairs file's `context` column (the text both sentences follow) rides along as a sixth item
+        contexts = group.context if "context" in group else [""] * len(group)
+        rows = {pid: (paradigm, pid, phen, good, bad) + ((ctx,) if ctx else ())
+                for pid, phen, good, bad, ctx in zip(group.pair_id, group.phenomenon, group.good, group.bad, contexts)
+                if pid in todo}
         groups.setdefault(tuple(m for m in templates if m in missing), []).extend(
             rows[pid] for pid in sorted(rows, key=lambda x: (len(str(x)), str(x))))
     blocks: list[Block] = []

@@ -27,13 +27,19 @@ class Pair:
     good: str
     bad: str
     meta: dict = field(default_factory=dict, hash=False, compare=False)
+    # Text both sentences follow (a discourse, a question): conditioned on, never scored
+    # (accapp/scoring/context.py). "" = none. Which methods use it: methods.json's families.
+    context: str = ""
 
 
 @dataclass(frozen=True)
 class SeqRequest:
-    """Score every token of the concatenated parts (each part tokenized on its own)."""
+    """Score every token of the concatenated parts (each part tokenized on its own). With a
+    context, the parts follow it (start token, context, seam, parts: accapp/scoring/context.py)
+    and only the parts' tokens are scored; offsets stay those of the joined parts."""
 
     parts: tuple[str, ...]
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class PLLRequest:
     text: str
     variant: str
     words: str = "project"
+    context: str = ""  # left context, never masked nor scored (accapp/scoring/context.py)
 
 
 @dataclass(frozen=True)
@@ -66,9 +73,12 @@ class BoundaryRequest:
     """log P(the next token begins a new word | start token + the sentence's first k tokens)
     for k = 0..n (n tokens of the sentence, tokenized as a SeqRequest((text,)) is): an array
     of n + 1 values, k = 0 defined as 0.0. Which tokens begin a word: accapp/scoring/boundary.py;
-    what the values are for: accapp/scoring/word_prob.py (Pimentel & Meister 2024)."""
+    what the values are for: accapp/scoring/word_prob.py (Pimentel & Meister 2024). With a
+    context, the sentence's first k tokens follow the context (k = 0 is still 0.0: the seam is
+    a space or a CJK character, after which every token begins a word)."""
 
     text: str
+    context: str = ""
 
 
 @dataclass

@@ -34,6 +34,7 @@ from accapp.models.loading import LoadedModel
 from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult
 from accapp.scoring.boundary import boundary_masks, context_kinds
+from accapp.scoring.context import seam, shifted
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
@@ -567,16 +568,19 @@ class CausalScorer:
         return vals
 
     @torch.inference_mode()
-    def boundary_logprobs(self, texts: list[str]) -> list[np.ndarray]:
+    def boundary_logprobs(self, texts: list[str], contexts: list[str] | None = None) -> list[np.ndarray]:
         """Per text, log P(next token begins a new word | start token + first k tokens), k = 0..n
         (float64; 0.0 where every token begins a word: k = 0, or after whitespace, punctuation,
         a symbol or a CJK character), from a plain right-padded forward pass of its own. The
-        engine's calls get the same values from the pass that scores the sentence (execute)."""
+        engine's calls get the same values from the pass that scores the sentence (execute).
+        contexts[i]: the text the i-th follows (its tokens as SeqRequest((text,), context)'s)."""
         out: list[np.ndarray] = []
+        contexts = contexts or [""] * len(texts)
         for i in range(0, len(texts), self.batch_size):
             chunk = texts[i : i + self.batch_size]
-            encs = [self.encode(t) for t in chunk]
-            seqs = [self.with_start(e.ids) for e in encs]
+            reqs = [SeqRequest((t,), c) for t, c in zip(chunk, contexts[i : i + self.batch_size])]
+            encs = [Encoded(t, tuple(e[0]), tuple(e[1])) for t, e in zip(chunk, map(self.encode_parts, reqs))]
+            seqs = [self.with_start(self.context_ids(r) + e.ids) for r, e in zip(reqs, encs)]
             width = max(len(q) for q in seqs)
             ids = torch.tensor([list(q) + [self.start_id] * (width - len(q)) for q in seqs])
             hidden = self._decoder(input_ids=ids.to(self.device), use_cache=False).last_hidden_state
@@ -589,15 +593,19 @@ class CausalScorer:
     def n_tokens(self, text: str) -> int:
         return len(self.encode(text).ids)
 
-    def token_requests(self, text: str) -> list:
-        """The request whose result gives a sentence's per-token view."""
-        return [SeqRequest((text,))]
+    def token_requests(self, text: str, context: str = "") -> list:
+        """The request whose result gives a sentence's per-token view (after `context`, if any)."""
+        return [SeqRequest((text,), context)]
 
     def show(self, request) -> list[dict]:
         """The exact string a request feeds the model, start token included."""
         start = self.tokenizer.convert_ids_to_tokens(self.start_id)
         if isinstance(request, SeqRequest):
-            lead = start if self.sentence_start else ""
+            lead = start if self.sentence_start or request.context else ""
+            if request.context:  # the context is read, not scored
+                text = "".join(request.parts)
+                return [{"kind": "context (not scored), then the scored string",
+                         "text": lead + request.context + seam(request.context, text) + text}]
             return [{"kind": "scored string", "text": lead + "".join(request.parts)}]
         if self.convention.start_token == "always":
             text = request.prompt if request.prompt.startswith(start) else start + request.prompt
@@ -608,18 +616,32 @@ class CausalScorer:
         return [{"kind": kind, "text": text}]
 
     def encode_parts(self, req: SeqRequest):
-        """(ids, character offsets in the joined text, part index) of a request's tokens."""
+        """(ids, character offsets in the joined text, part index) of a request's tokens. With a
+        context, the first part is tokenized with the seam before it (accapp/scoring/context.py),
+        its offsets still into the joined parts; the context's own tokens are context_ids'."""
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         part_of: list[int] = []
-        base = 0
+        lead = seam(req.context, "".join(req.parts)) if req.context else ""
+        base = -len(lead)
         for p, text in enumerate(req.parts):
-            enc = self.encode(text)
+            enc = self.encode(lead + text if p == 0 else text)
             ids.extend(enc.ids)
-            offsets.extend((base + a, base + b) for a, b in enc.offsets)
+            offsets.extend(shifted(((base + a, base + b) for a, b in enc.offsets), 0))
             part_of.extend([p] * len(enc.ids))
-            base += len(text)
+            base += len(text) + (len(lead) if p == 0 else 0)
         return ids, offsets, part_of
+
+    def context_ids(self, req) -> tuple[int, ...]:
+        """The context's tokens a request's parts follow (none without a context)."""
+        return self.encode(req.context).ids if req.context else ()
+
+    def request_seq(self, req: SeqRequest, ids) -> tuple[int, ...]:
+        """The sequence a SeqRequest feeds the model: start token (as the convention puts one;
+        always one before a context), the context's tokens, the parts' tokens."""
+        if req.context:
+            return self.with_start(self.context_ids(req) + tuple(ids))
+        return self.seq_start(tuple(ids))
 
     def answer_plan(self, req: NextRequest):
         """Per answer: (context ids with start token, answer ids). read="vocabulary": the whole
@@ -641,7 +663,10 @@ class CausalScorer:
         return plans
 
     def _seq_limit(self, req: SeqRequest) -> int:
-        """Tokens a templated string shares with its template-mates: start token + first part."""
+        """Tokens a templated string shares with its template-mates: start token + first part;
+        a string after a context shares the start token and the context."""
+        if req.context:
+            return 1 + len(self.context_ids(req))
         return int(self.sentence_start) + len(self.encode(req.parts[0]).ids) if len(req.parts) > 1 else 0
 
     def _prompt_limit(self, req: NextRequest) -> int:
@@ -654,6 +679,8 @@ class CausalScorer:
         """The SeqResult of a scored sentence: its scored tokens only (without a start token the
         first token is context, so it is left out, as in the authors' code)."""
         ids, offsets, part_of = encoded
+        if req.context:  # the context's tokens are read, not scored
+            lp = lp[len(lp) - len(ids):]
         skip = len(ids) - len(lp)  # 0 after a start token, 1 without one
         text = "".join(req.parts)
         ids, offsets, part_of = list(ids)[skip:], list(offsets)[skip:], list(part_of)[skip:]
@@ -670,7 +697,7 @@ class CausalScorer:
         out: dict = {}
         # A sentence's word boundaries come from the pass that scores it: its SeqRequest joins.
         have = set(seq_reqs)  # built once: a set built per item made this quadratic (docs/gpu.md)
-        seq_reqs += [SeqRequest((r.text,)) for r in bnd_reqs if SeqRequest((r.text,)) not in have]
+        seq_reqs += [SeqRequest((r.text,), r.context) for r in bnd_reqs if SeqRequest((r.text,), r.context) not in have]
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
         # pass and a projection at the answer position; others score the answer tokens.
@@ -679,7 +706,7 @@ class CausalScorer:
         simple_set = set(simple)
         chained = [(r, i) for r in next_reqs if r not in simple_set for i in range(len(r.answers))]
 
-        seqs = [self.seq_start(tuple(encoded[r][0])) for r in seq_reqs]
+        seqs = [self.request_seq(r, encoded[r][0]) for r in seq_reqs]
         seqs += [plans[r][i][0] + plans[r][i][1] for r, i in chained]
         limits = [self._seq_limit(r) for r in seq_reqs] + [self._prompt_limit(r) for r, _ in chained]
         n_seq = len(seqs)
@@ -691,7 +718,8 @@ class CausalScorer:
         if any(r.raw for r, _ in chained):
             raise ValueError("the raw-logit ratio needs answers of one token each after one context")
         kinds = {r.text: context_kinds(r.text, self.encode(r.text).offsets) for r in bnd_reqs}
-        bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 else None for r in seq_reqs] + [None] * (len(seqs) - len(seq_reqs))
+        bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 and not r.context else None for r in seq_reqs]
+        bounds += [None] * (len(seqs) - len(seq_reqs))
         found: dict = {}
         lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw) if seqs else []
         for r, lp, seq in zip(seq_reqs, lps, seqs):
@@ -704,11 +732,12 @@ class CausalScorer:
             out[r] = np.asarray(v)
         for r, v in zip(simple, lps[n_seq:]):
             out[r] = v.astype(np.float64)
-        at = {r.parts[0]: i for i, r in enumerate(seq_reqs) if len(r.parts) == 1}
+        at = {r.parts[0]: i for i, r in enumerate(seq_reqs) if len(r.parts) == 1 and not r.context}
         for r in bnd_reqs:
-            out[r] = found.get(at[r.text])
-        missing = [r for r in bnd_reqs if out[r] is None]  # a sentence that starts with the start token itself
+            out[r] = found.get(at[r.text]) if not r.context else None
+        # a sentence that starts with the start token itself, or one after a context: a pass of its own
+        missing = [r for r in bnd_reqs if out[r] is None]
         if missing:
-            out.update(zip(missing, self.boundary_logprobs([r.text for r in missing])))
+            out.update(zip(missing, self.boundary_logprobs([r.text for r in missing], [r.context for r in missing])))
         wanted = set(requests)
         return {r: v for r, v in out.items() if r in wanted}

@@ -45,13 +45,15 @@ batch_size).
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from accapp.errors import UserError
 from accapp.scoring.api import INFLATION_MARGIN, PLLRequest, SentencePLL, TokenPLL, WordPLL
+from accapp.scoring.context import seam, shifted
 from accapp.scoring.logsoftmax import target_logprobs
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
 from accapp.scoring.pll_variants import VARIANTS, mask_sets
@@ -59,6 +61,19 @@ from accapp.words import Word, assign_words, split_words
 
 ALWAYS = ("original", "word_l2r")  # every sentence's token view and inflation flag need these
 WORD_RULES = ("project", "tokenizer")  # PLLRequest.words
+
+
+class InContext(NamedTuple):
+    """A sentence after a context (PLLRequest.context): the context is left context in every
+    masked copy, never masked nor scored. Where the scorer takes a text it takes one of these."""
+
+    context: str
+    text: str
+
+
+def source_of(r: PLLRequest):
+    """What a request's sentence is to the scorer: its text, or InContext(context, text)."""
+    return InContext(r.context, r.text) if r.context else r.text
 
 
 def _check_rule(words: str) -> str:
@@ -169,7 +184,7 @@ class MaskedScorer:
                 raise UserError(f"A masked LM cannot answer {type(r).__name__}: pick a causal LM for this method.")
             if r.variant not in VARIANTS:
                 raise ValueError(f"unknown PLL variant {r.variant!r}")
-            wanted[_check_rule(r.words)].setdefault(r.text, set()).add(r.variant)
+            wanted[_check_rule(r.words)].setdefault(source_of(r), set()).add(r.variant)
         out: dict = {}
         # Chunks of sentences keep the cache from evicting what this call still needs.
         step = max(1, self.cache_size // 4)
@@ -180,24 +195,24 @@ class MaskedScorer:
                 variants = set().union(*(by_text[t] for t in part)) | set(ALWAYS)
                 for t, d in zip(part, self.sentence_details(part, variants, words=rule)):
                     out[(t, rule)] = d
-        return {r: out[(r.text, r.words)] for r in requests}
+        return {r: out[(source_of(r), r.words)] for r in requests}
 
     def n_tokens(self, text: str) -> int:
         """Scored tokens of the bare sentence (special tokens excluded)."""
         return len(self.encode(text))
 
-    def token_requests(self, text: str, words: str = "project") -> list:
+    def token_requests(self, text: str, words: str = "project", context: str = "") -> list:
         """The requests whose results give a sentence's per-token view (PLL-original, and
         PLL-word-l2r for the inflation of multi-token words), under the word rule `words`."""
-        return [PLLRequest(text, v, _check_rule(words)) for v in ALWAYS]
+        return [PLLRequest(text, v, _check_rule(words), context) for v in ALWAYS]
 
     def show(self, request) -> list[dict]:
         """The masked inputs a PLL request feeds the model, one per scored token, as text."""
         words = getattr(request, "words", "project")
-        enc = self.encode(request.text, words)
+        enc = self.encode(source_of(request), words)
         shown = []
         for t, m in enumerate(mask_sets(enc.word_of, request.variant)):
-            pieces = self.tokenizer.convert_ids_to_tokens(self.masked_input(request.text, m, words))
+            pieces = self.tokenizer.convert_ids_to_tokens(self.masked_input(source_of(request), m, words))
             shown.append({"kind": f"predicts token {t} ({enc.pieces[t]})", "masked": list(m), "text": " ".join(pieces)})
         return shown
 
@@ -220,11 +235,17 @@ class MaskedScorer:
         return out
 
     # ---- tokenization -------------------------------------------------------------
-    def encode(self, text: str, words: str = "project") -> EncodedSentence:
-        """The sentence tokenized, with its words under the rule `words` (see the module doc)."""
+    def encode(self, text, words: str = "project") -> EncodedSentence:
+        """The sentence tokenized, with its words under the rule `words` (see the module doc).
+        An InContext: the sentence tokenized with the seam before it, the context's tokens put
+        before its first scored token; positions, offsets and words are the sentence's own."""
         key = (text, _check_rule(words))
         hit = self._encode_cache.get(key)
         if hit is not None:
+            return hit
+        if isinstance(text, InContext):
+            hit = self._encode_in_context(text, words)
+            self._encode_cache[key] = hit
             return hit
         kwargs = dict(add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
         try:  # text that looks like "[MASK]" is text, not a special token
@@ -247,6 +268,22 @@ class MaskedScorer:
         if len(self._encode_cache) > 50_000:
             self._encode_cache.popitem(last=False)
         return hit
+
+    def _encode_in_context(self, source: InContext, words: str) -> EncodedSentence:
+        lead = seam(source.context, source.text)
+        enc = self.encode(lead + source.text, words)
+        try:
+            ctx = self.tokenizer(source.context, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        except TypeError:
+            ctx = self.tokenizer(source.context, add_special_tokens=False)["input_ids"]
+        at = enc.positions[0] if enc.positions else len(enc.input_ids)
+        n = len(ctx)
+        text = source.text
+        offsets = tuple(shifted(enc.offsets, len(lead)))
+        found = tuple(replace(w, start=max(w.start - len(lead), 0), end=max(w.end - len(lead), 0)) for w in enc.words)
+        found = tuple(replace(w, text=text[w.start : w.end]) for w in found)
+        return EncodedSentence(text, enc.input_ids[:at] + tuple(int(i) for i in ctx) + enc.input_ids[at:],
+                               tuple(p + n for p in enc.positions), offsets, enc.pieces, found, enc.word_of)
 
     def masked_input(self, text: str, masked: tuple[int, ...], words: str = "project") -> list[int]:
         """Model input ids of `text` with the given scored tokens replaced by the mask token."""

@@ -32,7 +32,7 @@ class NaiveScorer(CausalScorer):
         for r in requests:
             if isinstance(r, SeqRequest):
                 encoded = self.encode_parts(r)
-                seq = list(self.seq_start(tuple(encoded[0])))
+                seq = list(self.request_seq(r, encoded[0]))
                 logp = self._full_logprobs(seq)
                 lps = np.array([logp[i - 1, seq[i]].item() for i in range(1, len(seq))], dtype=np.float32)
                 out[r] = self._seq_result(r, encoded, seq, lps)
@@ -54,11 +54,11 @@ class NaiveScorer(CausalScorer):
                 out[r] = np.asarray(vals, dtype=np.float64)
             elif isinstance(r, BoundaryRequest):
                 # log P(B) = logsumexp of the float64 log-probs of B's tokens, row by row.
-                enc = self.encode(r.text)
-                seq = list(self.with_start(enc.ids))
+                ids, offsets, _ = self.encode_parts(SeqRequest((r.text,), r.context))
+                seq = list(self.with_start(self.encode(r.context).ids + tuple(ids) if r.context else tuple(ids)))
                 logp = self._full_logprobs(seq)
-                shift = len(seq) - len(enc.ids)
-                kinds = context_kinds(r.text, enc.offsets)
+                shift = len(seq) - len(ids)
+                kinds = context_kinds(r.text, offsets)
                 vals = np.zeros(len(kinds), dtype=np.float64)
                 for k, kind in enumerate(kinds):
                     if kind:

@@ -9,7 +9,7 @@ versions, dtype, quantization, device, convention, UTC date).
 The CSV is ONE long ("tidy") table, what pandas and a spreadsheet filter best: one row per
 (model, sentence, word) and per (model, sentence, token) for surprisal, one row per method
 judgment, one per prompt string and one per provenance field; the ``record`` column says which
-(word / token / judgment / prompt / provenance) and columns that do not apply to a record are
+(word / token / judgment / prompt / provenance / region / spillover / context) and columns that do not apply to a record are
 empty. ``pd.read_csv(f).query("record == 'word'")`` gives the word surprisals.
 
 Files are written atomically (a temporary name, then a rename) into one folder that keeps the
@@ -38,12 +38,12 @@ CSV_COLUMNS = [
 
 
 # ------------------------------------------------------------------------------------------ model side
-def engine_extras(engine, good: str, bad: str, methods: list[str]) -> dict:
+def engine_extras(engine, good: str, bad: str, methods: list[str], context: str = "") -> dict:
     """What only the engine knows (run it on the model thread): {"prompts": {method: [{kind, text}]},
-    "provenance": {...}} for this pair and these methods."""
+    "provenance": {...}} for this pair (after its context, if any) and these methods."""
     from accapp.service.provenance import provenance
 
-    pair = engine.check_pair(good, bad)
+    pair = engine.check_pair(good, bad, context=context) if context else engine.check_pair(good, bad)
     return {"prompts": {m: engine.prompts_for(pair, m) for m in methods}, "provenance": provenance(engine)}
 
 
@@ -86,6 +86,7 @@ def model_record(report: dict, extras: dict) -> dict:
         "methods": report.get("methods"),  # one vote per method (its templates and orders combined by its rule)
         "judgments": report["verdicts"],  # every method x template x answer order; scores in the method's own scale
         "prompts": extras["prompts"],
+        "region": report.get("region"),  # the critical region and its spill-over (service/region.py), or None
     }
 
 
@@ -95,6 +96,7 @@ def export_record(reports: list[dict], extras: list[dict], link: str = "") -> di
     return {
         "format": FORMAT, "app": "Acceptability Explorer", "link_query": link,
         "good": first["good"], "bad": first["bad"],
+        "context": first.get("context"),  # the text both sentences followed (service/context.py), or None
         "units": "logprob_nats: natural-log probability; surprisal_nats = -logprob_nats; "
                  "surprisal_bits = surprisal_nats / ln 2. score_good/score_bad: each method's own scale "
                  "(log-probabilities in nats, or probabilities for the prompting methods).",
@@ -105,6 +107,8 @@ def export_record(reports: list[dict], extras: list[dict], link: str = "") -> di
 def csv_rows(record: dict) -> list[dict]:
     """The export's long table: one dict per row (see the module docstring), keys from CSV_COLUMNS."""
     rows: list[dict] = []
+    if record.get("context"):  # the text both sentences followed: one row
+        rows.append({"record": "context", "field": "context", "value": record["context"]["text"]})
     for m in record["models"]:
         mid = m["model_id"]
         for field, value in _flat(m["provenance"]):
@@ -123,10 +127,25 @@ def csv_rows(record: dict) -> list[dict]:
                          "family": j["family"], "template": j["template"], "variant": j["variant"],
                          "score_good": j["score_good"], "score_bad": j["score_bad"],
                          "score_difference": j["difference"], "verdict": j["verdict"]})
+        rows += region_rows(m.get("region"), mid, record)
         for method, prompts in m["prompts"].items():
             for i, p in enumerate(prompts):
                 rows.append({"record": "prompt", "model_id": mid, "method": method, "index": i,
                              "prompt_kind": p["kind"], "prompt_text": p["text"]})
+    return rows
+
+
+def region_rows(region: dict | None, model_id: str, record: dict) -> list[dict]:
+    """The critical region's and the spill-over's summed surprisal, one row per sentence and part
+    (record "region" or "spillover"; item: their words; start/end: their characters)."""
+    rows = []
+    for side in ("good", "bad"):
+        for part in ("region", "spillover"):
+            r = (region or {}).get(side, {}).get(part)
+            if r:
+                rows.append({"record": part, "model_id": model_id, "sentence": side, "sentence_text": record[side],
+                             "item": " ".join(r["words"]), "start_char": r["start"], "end_char": r["end"],
+                             "surprisal_nats": r["surprisal_nats"], "surprisal_bits": r["surprisal_bits"]})
     return rows
 
 
@@ -178,6 +197,19 @@ def prune(folder: Path, keep: int = KEEP_FILES) -> None:
             p.unlink()
         except OSError:
             pass  # another request removed it first
+
+
+def write_table_csv(rows: list[dict], columns: list[str], folder: Path, what: str, keep: int = KEEP_FILES) -> Path:
+    """A table the probe made (the many-pairs box's) as a CSV file under the same rules: formula guard,
+    BOM, atomic write, the folder pruned to `keep`. Named 'probe-<what>-<UTC time>-<pid><n>.csv'."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = folder / (safe_name(f"probe-{what}-{stamp}-{os.getpid()}{next(_SEQ)}") + ".csv")
+    text = rows_csv_text(rows, columns)
+    out = write_atomic(path, lambda tmp: tmp.write_bytes(text.encode(CSV_ENCODING)))
+    prune(folder, keep)
+    return out
 
 
 def write_exports(record: dict, folder: Path, keep: int = KEEP_FILES) -> tuple[Path, Path]:

@@ -230,7 +230,7 @@ class AppState:
                 self._interactive -= 1
                 self._last_interactive = time.monotonic()
 
-    def probe_stage(self, model_id: str, good: str, bad: str, methods, with_words: bool = False):
+    def probe_stage(self, model_id: str, good: str, bad: str, methods, with_words: bool = False, context: str = ""):
         """service.probe.probe_stage, batched: the stage joins the probes waiting for the same model;
         whichever caller gets the model first scores up to PROBE_BATCH of them in one engine call.
         Returns (PairResult, words or None, the word rule, where it ran: service.provenance.ran_on of
@@ -240,7 +240,7 @@ class AppState:
 
         mine = concurrent.futures.Future()
         with self._lock:
-            self._waiting_probes.setdefault(model_id, []).append(((good, bad, methods, with_words), mine))
+            self._waiting_probes.setdefault(model_id, []).append(((good, bad, methods, with_words, context), mine))
 
         def drain(engine):
             with self._lock:

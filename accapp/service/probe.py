@@ -25,7 +25,8 @@ from accapp.errors import UserError, validate_sentence
 from accapp.methods import describe, descriptors, for_model, headline_methods, ids_for, method_ids, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
-from accapp.service import ratings, verdicts
+from accapp.service import context as pair_context
+from accapp.service import ratings, region, verdicts
 from accapp.service.gpu import method_count, model_call
 from accapp.service.host import get_state
 from accapp.service.pairs import find_pair
@@ -84,11 +85,17 @@ def language_mismatch(languages, good: str, bad: str) -> str | None:
 
 # ------------------------------------------------------------------------------------------ scoring
 @model_call(lambda good, bad, methods=None, *_, **__: (1, method_count(methods)))
-def probe(engine, good: str, bad: str, methods=None, language: str | None = None, words: bool = False) -> PairResult:
+def probe(engine, good: str, bad: str, methods=None, language: str | None = None, words: bool = False,
+          context: str = "") -> PairResult:
     """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair
-    (words=True: with its words, PairResult.words)."""
+    (words=True: with its words, PairResult.words; context: text both sentences follow)."""
     methods = ids_for(engine.kind, methods)
-    return engine.score_pairs([engine.check_pair(good, bad)], methods, language, words=words)[0]
+    return engine.score_pairs([checked_pair(engine, good, bad, context)], methods, language, words=words)[0]
+
+
+def checked_pair(engine, good, bad, context: str = ""):
+    """engine.check_pair, with the context where there is one."""
+    return engine.check_pair(good, bad, context=context) if context else engine.check_pair(good, bad)
 
 
 def majority(scores: list[MethodScore]) -> dict:
@@ -187,24 +194,24 @@ def stages(methods: list[str]) -> list[tuple[str, list[str]]]:
     return split_stages(methods)
 
 
-def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: bool = False):
+def probe_stage(engine, good: str, bad: str, methods: list[str], with_words: bool = False, context: str = ""):
     """One stage of a probe: (PairResult, words or None, the word rule); words = {"good": [...],
     "bad": [...]}, each word's record from Engine.word_scores (the first stage asks for them)."""
-    result = probe(engine, good, bad, methods, words=with_words)
+    result = probe(engine, good, bad, methods, words=with_words, context=context)
     return result, result.words, engine.word_rule if with_words else ""
 
 
-@model_call(lambda items: (len(items), max((method_count(m) for _, _, m, _ in items), default=1)))
+@model_call(lambda items: (len(items), max((method_count(item[2]) for item in items), default=1)))
 def probe_stages(engine, items: list[tuple]) -> list:
     """Several visitors' probe stages in one engine call, their forward passes shared: items are
-    (good, bad, methods, with_words); per item, probe_stage's answer, or the UserError of its pair
+    (good, bad, methods, with_words[, context]); per item, probe_stage's answer, or the UserError of its pair
     (one bad pair fails only itself). Items asking for the same methods and words score together."""
     out: list = [None] * len(items)
     groups: dict = {}
-    for i, (good, bad, methods, with_words) in enumerate(items):
+    for i, (good, bad, methods, with_words, *context) in enumerate(items):
         try:
             methods = ids_for(engine.kind, methods)
-            groups.setdefault((tuple(methods), bool(with_words)), []).append((i, engine.check_pair(good, bad)))
+            groups.setdefault((tuple(methods), bool(with_words)), []).append((i, checked_pair(engine, good, bad, *context)))
         except UserError as exc:
             out[i] = exc
     for (methods, with_words), members in groups.items():
@@ -381,17 +388,18 @@ class ProbeRequest:
     good: str
     bad: str
     methods: list[str]  # the method ids to run, each one the model's kind can run
+    context: str = ""  # text both sentences follow (accapp/scoring/context.py), checked; "" = none
 
 
-def check_request(model, good, bad, methods, runnable_only: bool = False) -> ProbeRequest:
-    """Both sentences, the model (a string id; None or '' = the default), then the methods for its kind.
-    runnable_only (the Probe tab, where two models may differ in kind): of the methods, those the model
-    can run, or all of its own where it can run none."""
+def check_request(model, good, bad, methods, runnable_only: bool = False, context=None) -> ProbeRequest:
+    """Both sentences, the model (a string id; None or '' = the default), then the methods for its kind,
+    then the context. runnable_only (the Probe tab, where two models may differ in kind): of the methods,
+    those the model can run, or all of its own where it can run none."""
     validate_sentence(good, "acceptable sentence")
     validate_sentence(bad, "unacceptable sentence")
     model_id = model_id_of(model)
     spec, ids = for_model(model_id, methods, runnable_only)
-    return ProbeRequest(model_id, spec, good, bad, ids)
+    return ProbeRequest(model_id, spec, good, bad, ids, pair_context.check_context(context))
 
 
 def store_or_none():
@@ -402,13 +410,18 @@ def store_or_none():
         return None
 
 
-def probe_api(model, good: str, bad: str, methods=None) -> dict:
+def probe_api(model, good: str, bad: str, methods=None, context=None) -> dict:
     """The /probe answer in one call: the request checked, the pair scored on the model host with
-    every method in one stage, and the whole report (probe_json_full) with where it ran."""
-    request = check_request(model, good, bad, methods or None)
-    result, words, rule, where = get_state().probe_stage(request.model_id, good, bad, request.methods, True)
+    every method in one stage, and the whole report (probe_json_full) with where it ran. A [[...]]
+    region in the sentences is stripped before scoring and reported (service/region.py); `context`:
+    text both sentences follow (service/context.py)."""
+    good, bad, regions = region.split_pair(good, bad)
+    request = check_request(model, good, bad, methods or None, context=context)
+    result, words, rule, where = get_state().probe_stage(request.model_id, good, bad, request.methods, True,
+                                                         request.context)
     rel = reliability_for(store_or_none(), request.model_id, good, bad, pair_meta(good, bad))
-    return dict(probe_json_full(request.model_id, request.spec, result, words, rel, [], rule, "bits"), ran_on=where)
+    out = dict(probe_json_full(request.model_id, request.spec, result, words, rel, [], rule, "bits"), ran_on=where)
+    return region.attach(pair_context.attach(out, request.context), regions)
 
 
 @dataclass
@@ -424,12 +437,15 @@ class Stage:
 
 
 def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "bits", meta: dict | None = None,
-                 go_on=lambda: True):
+                 go_on=lambda: True, context=None):
     """The probe of one model or two, in stages (a generator of Stage): the sentence-probability
     methods first, then the in-template and prompting methods as they finish. Stops at the next stage
-    once go_on() is false (a newer probe of the same visitor owns the page)."""
+    once go_on() is false (a newer probe of the same visitor owns the page). A [[...]] region is
+    stripped before scoring and reported (service/region.py); `context`: text both sentences follow."""
     host = get_state()
-    requests = {m: check_request(m, good, bad, methods, runnable_only=True) for m in models}
+    good, bad, regions = region.split_pair(good, bad)
+    requests = {m: check_request(m, good, bad, methods, runnable_only=True, context=context) for m in models}
+    context = requests[models[0]].context
     meta = pair_meta(good, bad, meta)
     store = store_or_none()
     rel = {m: reliability_for(store, m, good, bad, meta) for m in models}
@@ -439,12 +455,13 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
     for k in range(max(len(p) for p in plan.values())):
         for m, r in requests.items():
             if k < len(plan[m]):
-                res, w, rule, where = host.probe_stage(m, good, bad, plan[m][k][1], k == 0)
+                res, w, rule, where = host.probe_stage(m, good, bad, plan[m][k][1], k == 0, context)
                 results[m] = merge(results.get(m), res)
                 words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
                 pending = [label for label, _ in plan[m][k + 1:]]
                 reports[m] = dict(probe_json_full(m, r.spec, results[m], words[m], rel[m], pending, rules[m], unit),
                                   ran_on=where)
+                region.attach(pair_context.attach(reports[m], context), regions)
             if not go_on():
                 return
         pending = sorted({p for r in reports.values() for p in r["pending"]}, key=[s[0] for s in STAGES].index)

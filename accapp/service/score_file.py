@@ -237,11 +237,19 @@ class StepPlanner:
 
 def check_rows(engine, pairs: pd.DataFrame) -> tuple[list[tuple[int, object]], dict[int, str]]:
     """([(row index, checked Pair)], {row index: message}) over every row of the file."""
-    return engine.check_pairs((i, good, bad, None) for i, (good, bad) in enumerate(zip(pairs["good"], pairs["bad"])))
+    rows = zip(pairs["good"], pairs["bad"], contexts(pairs))
+    return engine.check_pairs((i, good, bad, None, *([ctx] if ctx else [])) for i, (good, bad, ctx) in enumerate(rows))
+
+
+def contexts(pairs: pd.DataFrame) -> list[str]:
+    """Each row's context (the file's optional `context` column: text both sentences follow; "" = none)."""
+    if "context" not in pairs:
+        return [""] * len(pairs)
+    return ["" if c is None or (isinstance(c, float) and c != c) else str(c) for c in pairs["context"]]
 
 
 def _check(engine, rows):
-    return engine.check_pairs((i, good, bad, None) for i, good, bad in rows)
+    return engine.check_pairs((i, good, bad, None, *([ctx] if ctx else [])) for i, good, bad, ctx in rows)
 
 
 @model_call(lambda pairs, methods, *_, **__: (len(pairs), len(methods)))
@@ -310,7 +318,7 @@ def scored_steps(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run,
     if "error" in pairs:  # lines the parser could not read (datasets.parse_pairs(bad_lines="row"))
         errors = {i: str(e) for i, e in enumerate(pairs["error"]) if e}
         pairs = pairs.drop(columns=["error"])
-    todo = [(i, g, b) for i, (g, b) in enumerate(zip(pairs["good"], pairs["bad"])) if i not in errors]
+    todo = [(i, g, b, c) for i, (g, b, c) in enumerate(zip(pairs["good"], pairs["bad"], contexts(pairs))) if i not in errors]
     valid: list = []
     for start in range(0, len(todo), CHECK_ROWS):
         ok, bad = yield from _call(run, _check, todo[start:start + CHECK_ROWS], waiting=(len(errors), total))

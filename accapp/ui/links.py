@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import method_ids, parse_ids
 from accapp.service.catalog import get_spec
+from accapp.service.context import check_context
 
 # Two sentences of MAX_SENTENCE_CHARS (400) Chinese characters are 2 x 400 x 9 = 7,200 characters
 # percent-encoded; 8 KB is also what common servers and proxies accept in a request line.
@@ -25,7 +26,7 @@ MAX_KEYS = 32  # a query with more keys than any tab uses is garbage
 PROBE_TAB = "probe"
 UNITS = ("bits", "nats")
 VIEWS = ("words", "words: sum of tokens", "characters", "tokens")
-PROBE_KEYS = ("good", "bad", "model", "model2", "methods", "unit", "view")
+PROBE_KEYS = ("good", "bad", "model", "model2", "methods", "unit", "view", "context")
 
 
 def parse_query(raw) -> dict[str, str]:
@@ -70,8 +71,9 @@ def _model(value: str, label: str) -> str:
 
 def probe_values(params: Mapping) -> dict:
     """A probe link's checked values: {good, bad, model, model2 ('' = none), methods (list, or None
-    = every method of the model), unit, view}; UserError with a clear message for any bad value.
-    Missing unit/view/model take the tab's defaults."""
+    = every method of the model), unit, view, context ('' = none)}; UserError with a clear message for
+    any bad value. Missing unit/view/model take the tab's defaults. A critical region travels in the
+    sentences themselves ([[...]], service/region.py)."""
     from accapp.service.catalog import DEFAULT_MODEL
 
     good = validate_sentence(params.get("good"), "acceptable sentence in the link")
@@ -89,7 +91,9 @@ def probe_values(params: Mapping) -> dict:
     if view not in VIEWS:
         raise UserError(f"The link's view must be one of: {', '.join(VIEWS)}.")
     methods = _methods(params.get("methods"), get_spec(model).kind)
-    return {"good": good, "bad": bad, "model": model, "model2": model2, "methods": methods, "unit": unit, "view": view}
+    context = check_context(params.get("context"), "context in the link")
+    return {"good": good, "bad": bad, "model": model, "model2": model2, "methods": methods, "unit": unit, "view": view,
+            "context": context}
 
 
 def _methods(value, kind: str) -> list[str] | None:
@@ -113,11 +117,11 @@ def probe_query(values: Mapping) -> str:
     methods = values.get("methods")
     return to_query({"tab": PROBE_TAB, **{k: values.get(k) for k in ("good", "bad", "model", "model2")},
                      "methods": ",".join(methods) if methods else None,
-                     "unit": values.get("unit"), "view": values.get("view")})
+                     "unit": values.get("unit"), "view": values.get("view"), "context": values.get("context")})
 
 
 # The same query built in the page from the Probe tab's inputs (probe_query's keys), as a JS
-# expression over (good, bad, model, model2, methods, unit, view).
+# expression over (good, bad, model, model2, methods, unit, view, context).
 _PROBE_QUERY_JS = """(() => {
   const q = new URLSearchParams();
   q.set("tab", "probe");
@@ -125,9 +129,10 @@ _PROBE_QUERY_JS = """(() => {
   put("good", (good || "").trim()); put("bad", (bad || "").trim()); put("model", model);
   if (model2 && model2 !== model) put("model2", model2);
   put("methods", (methods || []).join(",")); put("unit", unit); put("view", view);
+  put("context", (context || "").trim());
   return q.toString().replace(/\\+/g, "%20");
 })()"""
-_ARGS = "(good, bad, model, model2, methods, unit, view)"
+_ARGS = "(good, bad, model, model2, methods, unit, view, context)"
 # Written into the URL without a reload (history.replaceState), when it is within the bound.
 PROBE_URL_JS = f"""{_ARGS} => {{
   const s = {_PROBE_QUERY_JS};

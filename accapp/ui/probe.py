@@ -24,11 +24,12 @@ from accapp.methods import method_ids
 from accapp.segment import characters, segmented_note
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
+from accapp.service import region as regions
 from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, model_choices, preset
 from accapp.service.host import ANY, BENCHMARKS, get_state, paradigms, phenomena, random_pair
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
-from accapp.ui import links, plots
+from accapp.ui import links, many_pairs, plots, region_view
 from accapp.ui.common import esc, friendly, intro, note, pair_label
 from accapp.ui.probe_view import (
     busy_html,
@@ -61,6 +62,7 @@ class ProbeTab:
 
 
 def _context(model_id, method, meta, good, bad) -> str:
+    good, bad, _ = regions.split_pair(good, bad)  # the pair as scored: a region's brackets stripped
     ctx = svc.method_context(get_state().store(), model_id, method, meta, good, bad)
     return context_html(ctx, get_spec(model_id).name, svc.method_name(method))
 
@@ -194,14 +196,16 @@ def _stop_outputs(message: str):
     return _outputs(None, "bits", "words", error_html(message))
 
 
-def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None):
+def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None,
+              context=None):
     """The probe in stages (a generator, service.probe.staged_probe): surprisal and the sentence-probability
     methods first, then the in-template and prompting methods as they finish, for one model or two."""
     session = getattr(request, "session_hash", None)
     me = LATEST.start(session)
     try:
         models = _models(model_id or DEFAULT_MODEL, model2)
-        for stage in svc.staged_probe(good, bad, models, methods, unit, meta, lambda: LATEST.is_latest(session, me)):
+        for stage in svc.staged_probe(good, bad, models, methods, unit, meta, lambda: LATEST.is_latest(session, me),
+                                      context):
             meta = stage.meta
             if stage.saved is None:
                 cold = stage.loading
@@ -276,14 +280,15 @@ def on_phen_change(bench, phen):
     return gr.update(choices=[ANY] + paradigms(bench, phen), value=ANY)
 
 
-def _prompts(engine, method, good, bad) -> list[dict]:
-    return engine.prompts_for(engine.check_pair(good, bad), method)
+def _prompts(engine, method, good, bad, context=None) -> list[dict]:
+    return engine.prompts_for(svc.checked_pair(engine, good, bad, context), method)
 
 
 @friendly
-def show_prompts(model_id, method, good, bad):
+def show_prompts(model_id, method, good, bad, context=None):
     svc.ids_for(get_spec(model_id).kind, [method])
-    shown = get_state().with_engine(model_id, _prompts, method, good, bad)
+    good, bad, _ = regions.split_pair(good, bad)  # the model never sees a region's brackets
+    shown = get_state().with_engine(model_id, _prompts, method, good, bad, context)
     blocks = [f"── {i + 1}. {p['kind']} ──\n{p['text']}" for i, p in enumerate(shown)]
     return "\n\n".join(blocks) if blocks else "(this method feeds the model no extra strings)"
 
@@ -305,16 +310,17 @@ def link_values(request) -> dict | None:
 
 def load_link(request: gr.Request = None):
     """On page load: a shared probe link fills the inputs (good, bad, model, model2, methods, unit, view,
-    bench method, prompt method), says what it does in the status line, and sets the flag that runs it."""
+    bench method, prompt method; after the status line, the context), says what it does in the status line,
+    and sets the flag that runs it."""
     keep = (gr.update(),) * 9
     try:
         values = link_values(request)
     except Exception as exc:  # noqa: BLE001 - a hostile link gets a message, never a traceback
         if not isinstance(exc, UserError):
             log.error("link failed:\n%s", traceback.format_exc())
-        return (*keep, error_html("This link cannot be opened: " + message_of(exc)), False)
+        return (*keep, error_html("This link cannot be opened: " + message_of(exc)), gr.update(), False)
     if values is None:
-        return (*keep, gr.update(), False)
+        return (*keep, gr.update(), gr.update(), False)
     kind = get_spec(values["model"]).kind
     choices = method_choices(kind)
     chosen = [m for m in (values["methods"] or method_ids(kind)) if m in method_ids(kind)] or method_ids(kind)
@@ -322,15 +328,16 @@ def load_link(request: gr.Request = None):
     return (values["good"], values["bad"], values["model"], values["model2"] or NO_SECOND,
             gr.update(choices=choices, value=chosen), values["unit"], values["view"],
             gr.update(choices=choices, value=bench), gr.update(choices=choices, value=chosen[0]),
-            busy_html("Opening the shared link…"), True)
+            busy_html("Opening the shared link…"), values["context"], True)
 
 
-def run_linked(go_on, good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None):
+def run_linked(go_on, good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None,
+               context=None):
     """The probe of a shared link (load_link set go_on), else nothing changes."""
     if not go_on:
         yield (gr.update(),) * 16
         return
-    yield from run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request)
+    yield from run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request, context)
 
 
 # ------------------------------------------------------------------------------------------ export
@@ -346,12 +353,14 @@ def prepare_export(saved, model, model2, methods, unit, view):
         return note("The probe is still running: export once every method has finished.", "warn"), EXPORT_HIDDEN, EXPORT_HIDDEN
     try:
         state = get_state()
-        extras = [state.with_engine(r["model"], export.engine_extras, r["good"], r["bad"], export.report_methods(r))
-                  for r in reports]
+        context = (reports[0].get("context") or {}).get("text", "")
+        extras = [state.with_engine(r["model"], export.engine_extras, r["good"], r["bad"], export.report_methods(r),
+                                    context) for r in reports]
         models = (saved or {}).get("models") or [r["model"] for r in reports]
-        link = links.probe_query({"good": reports[0]["good"], "bad": reports[0]["bad"], "model": models[0],
+        good, bad = regions.marked_pair(reports[0])  # the region back in brackets: the link keeps it
+        link = links.probe_query({"good": good, "bad": bad, "model": models[0],
                                   "model2": models[1] if len(models) > 1 else "", "methods": methods,
-                                  "unit": unit, "view": view})
+                                  "unit": unit, "view": view, "context": context})
         record = export.export_record(reports, extras, link)
         js, cs = export.write_exports(record, state.tmpdir() / "exports")
     except Exception as exc:  # noqa: BLE001 - a message, the traceback in the log
@@ -368,8 +377,14 @@ def clear_export():
 
 
 # ------------------------------------------------------------------------------------------ API
-def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str] | None = None) -> dict:
+def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str] | None = None,
+              context: str | None = None) -> dict:
     """Score one minimal pair with every selected method.
+
+    ``context``: text both sentences follow (a discourse, a question), conditioned on and never scored
+    (the LP family and PLL read it; in-template and prompting methods do not: ``context`` in the answer
+    says which). A critical region marked ``[[...]]`` in the sentences is stripped before scoring; the
+    answer's ``region`` gives its summed surprisal and the spill-over's (the next word) in each sentence.
 
     Returns {model, good, bad, headline: {method, name, verdict, margin (nats, good − bad), margin_in_unit
     (bits), text, where}, words: {good, bad: [{word, start, end, surprisal_bits, surprisal_nats, logprob,
@@ -381,12 +396,12 @@ def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str
     tokens: {good, bad: [{token, start, end, logprob}]}}.
     ``methods``: method ids (None or ["all"] = every method the model can run).
     """
-    return _probe_api(good, bad, model, methods)
+    return _probe_api(good, bad, model, methods, context)
 
 
 @friendly
-def _probe_api(good, bad, model, methods):
-    return svc.probe_api(model, good, bad, methods)
+def _probe_api(good, bad, model, methods, context=None):
+    return svc.probe_api(model, good, bad, methods, context)
 
 
 # ------------------------------------------------------------------------------------------ layout
@@ -408,13 +423,18 @@ def build() -> ProbeTab:
     saved = gr.State(None)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], elem_id="probe-good")
+            discourse = gr.Textbox(label="Context before both sentences (optional, not scored)", value="", lines=1,
+                                 max_lines=6, elem_id="probe-discourse",
+                                 placeholder="A discourse or a question both sentences follow, e.g. Who ate the cake?")
+            good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], elem_id="probe-good",
+                              info="Mark a critical region with [[...]] to sum its surprisal.")
             bad = gr.Textbox(label="Unacceptable sentence", value=EXAMPLE[1], elem_id="probe-bad")
             counter = gr.HTML(f"<div class='acc-counter'>acceptable: {len(EXAMPLE[0])} / {MAX_SENTENCE_CHARS} characters · "
                               f"unacceptable: {len(EXAMPLE[1])} / {MAX_SENTENCE_CHARS} characters</div>",
                               elem_id="probe-counter")
             with gr.Row():
                 run_btn = gr.Button("Compare the two sentences", variant="primary", elem_id="probe-run", scale=3)
+                swap_btn = gr.Button("⇅ Swap", elem_id="probe-swap", scale=1, min_width=80)
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="probe-stop", scale=1, min_width=80)
         with gr.Column(scale=2):
             with gr.Group():
@@ -455,6 +475,7 @@ def build() -> ProbeTab:
         copy_note = gr.HTML("", elem_id="probe-copy-note")
     export_note = gr.HTML("", elem_id="probe-export-note")
     view_line = gr.HTML("", elem_id="probe-view-note", elem_classes=["acc-small"])
+    extras = gr.HTML("", elem_id="probe-region")  # the context's note and the critical region (ui/region_view.py)
     with gr.Row(equal_height=False, elem_classes=["acc-models"]):
         with gr.Column(min_width=300):
             head_a = gr.HTML("", elem_id="probe-summary")
@@ -482,7 +503,9 @@ def build() -> ProbeTab:
         prompts = gr.Textbox(label="Input strings (start token included)", lines=12, max_lines=40, interactive=False,
                              buttons=["copy"], elem_id="probe-prompts", elem_classes=["acc-prompts"])
 
-    run_inputs = [good, bad, model, model2, methods, unit, view, bench_method, meta]
+    many_pairs.build(model, methods, unit, discourse)  # the box of many pairs (ui/many_pairs.py)
+
+    run_inputs = [good, bad, model, model2, methods, unit, view, bench_method, meta, discourse]
     shown = [view_line, head_a, fig_a, diff_a, votes_a, col_b, head_b, fig_b, diff_b, votes_b, pll, table]
     run_outputs = [status, *shown, saved, meta, pair_label]
     # One progress indicator, in the status line: a loading overlay on every output costs the
@@ -493,7 +516,7 @@ def build() -> ProbeTab:
     events = [run_btn.click(**ev), good.submit(**ev), bad.submit(**ev)]
     # The page URL follows each run (at the click, and again once it has finished, from the inputs it
     # ran with) and each change of unit or view: a link that reproduces what is shown.
-    url_inputs = [good, bad, model, model2, methods, unit, view]
+    url_inputs = [good, bad, model, model2, methods, unit, view, discourse]
     url = dict(fn=None, inputs=url_inputs, outputs=None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
     for e in events:
         e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
@@ -509,6 +532,9 @@ def build() -> ProbeTab:
     for box in (good, bad):
         box.change(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
     unit.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
+    for trigger in (saved.change, unit.input):
+        trigger(region_view.extras_html, [saved, unit], [extras], api_visibility="undocumented", queue=False)
+    swap_btn.click(None, [good, bad], [good, bad], js="(g, b) => [b, g]", api_visibility="undocumented", queue=False)
     view.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
     bench_method.input(update_context, [model, bench_method, meta, good, bad, saved], [context],
                        api_visibility="undocumented")
@@ -520,11 +546,12 @@ def build() -> ProbeTab:
                   api_visibility="undocumented")
     quick_btn.click(lambda m: gr.update(value=preset("quick", get_spec(m).kind) or method_ids(get_spec(m).kind)[:1]), [model], [methods],
                     api_visibility="undocumented")
-    prompt_btn.click(show_prompts, [model, prompt_method, good, bad], [prompts], api_visibility="undocumented",
+    prompt_btn.click(show_prompts, [model, prompt_method, good, bad, discourse], [prompts], api_visibility="undocumented",
                      concurrency_id=PROBE_QUEUE)
     go_on = gr.State(False)
     link_load = dict(fn=load_link, inputs=None,
-                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, status, go_on],
+                     outputs=[good, bad, model, model2, methods, unit, view, bench_method, prompt_method, status, discourse,
+                              go_on],
                      api_visibility="undocumented", queue=False)
     linked = dict(ev, fn=run_linked, inputs=[go_on, *run_inputs])
     after = dict(fn=context_after, inputs=[model, bench_method, meta, good, bad, saved], outputs=[context],

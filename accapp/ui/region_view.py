@@ -1,0 +1,79 @@
+"""The Probe tab's lines about a context and a critical region (accapp/service/context.py,
+accapp/service/region.py): which methods read the context, and the region's and spill-over's
+summed surprisal in each sentence, per model. HTML only; every user string through esc."""
+
+from __future__ import annotations
+
+from accapp.service.catalog import describe
+from accapp.service.region import SPILLOVER_WORDS
+from accapp.ui.common import esc
+
+REGION_HELP = ("Mark the critical region with double brackets, e.g. <code>These casseroles [[disgust]] Kayla.</code>: "
+               "the probe sums its surprisal in each sentence, and the spill-over region's (the next "
+               f"{'word' if SPILLOVER_WORDS == 1 else f'{SPILLOVER_WORDS} words'}). The brackets are not scored.")
+
+
+def _name(method_id: str) -> str:
+    try:
+        return describe(method_id).name
+    except KeyError:
+        return method_id
+
+
+def context_html(ctx: dict | None) -> str:
+    """What the context did: the methods that conditioned on it, and those that did not, and why."""
+    if not ctx:
+        return ""
+    used = ", ".join(esc(_name(m)) for m in ctx["conditioned"]) or "none of the methods chosen"
+    off = ", ".join(esc(_name(m)) for m in ctx["not_applied"])
+    line = (f"<b>Context</b> ({len(ctx['text'])} characters, not scored): “{esc(ctx['text'][:120])}"
+            f"{'…' if len(ctx['text']) > 120 else ''}”. Scored after it: {used}.")
+    if off:
+        line += f" Not applied to {off}: each {esc(ctx['note'])}."
+    return f"<p class='acc-small' data-testid='probe-context-note'>{line}</p>"
+
+
+def _cell(part: dict | None, unit: str) -> str:
+    if not part:
+        return "<td>—</td><td>—</td>"
+    value = part["surprisal_bits" if unit == "bits" else "surprisal_nats"]
+    return f"<td>{esc(' '.join(part['words']))}</td><td class='acc-num'>{value:.2f} {unit}</td>"
+
+
+def _diff(d: dict | None, unit: str) -> str:
+    if not d:
+        return "—"
+    v = d["surprisal_bits" if unit == "bits" else "surprisal_nats"]
+    return f"{v:+.2f} {unit}"
+
+
+def region_table(region: dict | None, unit: str, model_name: str = "") -> str:
+    """The region's and the spill-over's summed surprisal in each sentence, and bad − good."""
+    if not region:
+        return ""
+    rows = []
+    for side, label in (("good", "Acceptable"), ("bad", "Unacceptable")):
+        r = region[side]
+        rows.append(f"<tr data-side='{side}'><th scope='row'>{label}</th>{_cell(r['region'], unit)}"
+                    f"{_cell(r['spillover'], unit)}</tr>")
+    diff = region["difference"]
+    rows.append(f"<tr data-side='difference'><th scope='row'>Unacceptable − acceptable</th><td></td>"
+                f"<td class='acc-num'>{_diff(diff['region'], unit)}</td><td></td>"
+                f"<td class='acc-num'>{_diff(diff['spillover'], unit)}</td></tr>")
+    n = region.get("spillover_words", SPILLOVER_WORDS)
+    who = f" ({esc(model_name)})" if model_name else ""
+    return (f"<table class='acc-region' data-testid='probe-region-table'><caption>Critical region{who}: summed "
+            f"word surprisal, {unit} (the word view's own values)</caption><thead><tr><th></th><th>Region</th>"
+            f"<th>Surprisal</th><th>Spill-over (next {n} word{'s' if n != 1 else ''})</th><th>Surprisal</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def extras_html(saved: dict | None, unit: str) -> str:
+    """The context line and each model's region table for a probe's saved reports ('' when neither)."""
+    reports = [r for r in ((saved or {}).get("reports") or []) if r]
+    if not reports:
+        return ""
+    parts = [context_html(reports[0].get("context"))]
+    two = len(reports) > 1
+    parts += [region_table(r.get("region"), unit, r.get("model_name", "") if two else "") for r in reports]
+    return "".join(p for p in parts if p)
