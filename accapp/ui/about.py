@@ -62,7 +62,8 @@ SCORING_RULES = f"""### Ties, conventions, answer tokens
 PROBE_RULES = """### How the Probe tab reaches one answer
 
 - **The headline** is {causal}'s verdict ({masked} for a masked LM): the benchmark standard, with its
-  margin in bits or nats and the word where the surprisal of the two sentences differs most.
+  margin in bits or nats; then where the two sentences differ, how much more (or less) surprising
+  the unacceptable sentence is there, and apart from it the words after it (the spill-over).
 - **One vote per method.** A method with several templates or answer orders is combined by its own
   rule (the column above): a template asked in both answer orders (A/B prompting) votes only when
   both orders pick the same sentence, so a model that always answers "A" casts no vote; then the
