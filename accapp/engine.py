@@ -19,7 +19,8 @@ from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
 from accapp.scoring import convention as conventions
-from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult
+from accapp.scoring import topk as top_k
+from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult, TopKRequest
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 
@@ -52,6 +53,9 @@ class PairResult:
     detail: dict = field(default_factory=dict)  # masked LMs: "good"/"bad" -> SentencePLL
     words: dict | None = None  # with words=True: "good"/"bad" -> Engine.word_scores' records
     unavailable: dict = field(default_factory=dict)  # asked-for methods the model cannot run -> why (Engine.unavailable)
+    # with words=True and topk > 0 (a causal LM): "good"/"bad" -> {"tokens": [...], "words": [...]}, what the
+    # model expected at each token and at each word (accapp/scoring/topk.py), from the same passes
+    expected: dict | None = None
 
     @property
     def rows(self) -> list[dict]:
@@ -143,10 +147,12 @@ class Engine:
 
     # ---- scoring -------------------------------------------------------------------------
     def score_pairs(self, pairs: list[Pair], methods=None, language: str | None = None,
-                    words: bool = False) -> list[PairResult]:
+                    words: bool = False, topk: int = 0) -> list[PairResult]:
         """Score checked pairs (see check_pair) under the methods, sharing every forward pass;
         with words=True each result also carries its sentences' words (word_scores), from the
-        same passes."""
+        same passes, and with topk > 0 as well (a causal LM) what the model expected at each token
+        and word, its topk most probable next tokens (PairResult.expected), from the same projection."""
+        topk = min(int(topk), top_k.K_MAX) if words and self.kind == "causal" else 0
         off = self.unavailable_for(methods)
         methods = self.resolve(methods)
         ctx_of = {}
@@ -157,6 +163,8 @@ class Engine:
             for s in (pair.good, pair.bad):
                 for r in self._word_requests(s) if words else self._token_requests(s):
                     requests[r] = None
+                if topk:
+                    requests[TopKRequest(s, topk)] = None
             for m in methods:
                 for r in m.requests(pair, ctx):
                     requests[r] = None
@@ -172,7 +180,9 @@ class Engine:
                 if d is not None:
                     detail[key] = d
             found = {"good": self._words_of(pair.good, results), "bad": self._words_of(pair.bad, results)} if words else None
-            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off))
+            expected = {key: self._expected_of(s, found[key], topk, results)
+                        for key, s in (("good", pair.good), ("bad", pair.bad))} if topk else None
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off, expected))
         return out
 
     def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:
@@ -211,6 +221,13 @@ class Engine:
             return sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
                                      logprob_sum=w.logprob["word_l2r"]) for w in res.words])
         return word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text)])
+
+    def _expected_of(self, text: str, words: list[dict], k: int, results: dict) -> dict:
+        """What the model expected in a sentence, at each token and at each word (scoring/topk.py)."""
+        seq, top, bnd = results[self._token_requests(text)[0]], results[TopKRequest(text, k)], results[BoundaryRequest(text)]
+        texts = self.scorer.token_texts(top_k.listed_ids(top))
+        return {"k": k, "tokens": top_k.token_records(text, seq.offsets, seq.logprobs, top, texts),
+                "words": top_k.word_records(text, words, seq.logprobs, top, bnd, texts)}
 
     def score_pair(self, good: str, bad: str, methods=None, language: str | None = None) -> PairResult:
         self.resolve(methods)  # bad method ids fail before any work
