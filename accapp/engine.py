@@ -222,6 +222,18 @@ class Engine:
                                      logprob_sum=w.logprob["word_l2r"]) for w in res.words])
         return word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text)])
 
+    def expected_scores(self, texts: list[str], k: int = 5) -> dict[str, dict]:
+        """Per sentence (checked like a pair's, keyed by the string as given): what a causal LM
+        expected at each token and each word, its k most probable next tokens ({"k", "tokens",
+        "words"}, accapp/scoring/topk.py), from the pass that scores it."""
+        if self.kind != "causal":
+            raise UserError("What the model expected next is for causal LMs: a masked LM reads the words on both sides.")
+        k = max(1, min(int(k), top_k.K_MAX))
+        checked = {t: self.check_sentence(t) for t in texts}
+        requests = {r: None for c in checked.values() for r in [*self._word_requests(c), TopKRequest(c, k)]}
+        results = self.scorer.execute(list(requests))
+        return {t: self._expected_of(c, self._words_of(c, results), k, results) for t, c in checked.items()}
+
     def _expected_of(self, text: str, words: list[dict], k: int, results: dict) -> dict:
         """What the model expected in a sentence, at each token and at each word (scoring/topk.py)."""
         seq, top, bnd = results[self._token_requests(text)[0]], results[TopKRequest(text, k)], results[BoundaryRequest(text)]
