@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
@@ -65,7 +64,8 @@ def test_fast_and_naive_scorers_list_the_same_candidates(tiny_llama):
             mine = result.expected[side]
             for j, t in enumerate(mine["tokens"]):
                 assert [c["id"] for c in t["expected"]] == ref.ids[j].tolist()
-                assert [c["logprob"] for c in t["expected"]] == pytest.approx(ref.logprobs[j].tolist(), abs=2e-5)  # float32 passes of two shapes
+                # float32 passes of two shapes: equal within 2e-5 nats
+                assert [c["logprob"] for c in t["expected"]] == pytest.approx(ref.logprobs[j].tolist(), abs=2e-5)
             for w in mine["words"]:
                 a = result.words[side][w["index"]]["tokens"][0]
                 assert [c["id"] for c in w["expected"]] == [i for i in ref.word_ids[a].tolist() if i >= 0]
@@ -133,9 +133,11 @@ def test_word_candidates_follow_the_word_rule(smollm, casserole):
             for c in w["expected"]:
                 assert bool(mask[c["id"]])
                 assert c["p"] == pytest.approx(p[a, c["id"]].item(), abs=1e-6)
-                assert c["p_next_word_begins"] == pytest.approx(c["p"] / pb, rel=1e-5)
+                # B by brute force and the app's B differ in a few rare tokens (docs/word_probability.md's
+                # approximations): within 1e-4, as test_word_prob's brute-force check of "disgust"
+                assert c["p_next_word_begins"] == pytest.approx(c["p"] / pb, rel=1e-4)
             assert sum(c["p_next_word_begins"] for c in w["expected"]) <= 1.0 + 1e-9
-            assert w["p_word_before_goes_on"] == pytest.approx(1.0 - pb, abs=1e-5)
+            assert w["p_word_before_goes_on"] == pytest.approx(1.0 - pb, abs=1e-4)
             own = words[w["index"]]
             if len(own["tokens"]) == 1 and w["word"] in ("disgust", "disgusts"):
                 after = in_b if text[own["end"] - 1].isalpha() else torch.ones_like(in_b)
@@ -210,6 +212,6 @@ def test_page_shows_the_differing_word_first_and_every_token():
     df = token_frame([_report()], "bits")
     assert df.columns.tolist()[-1] == "Expected instead (top 2, %)"
     assert df.iloc[0].tolist() == ["SmolLM2 <b>", "acceptable", 0, "These", "These", round(10 / math.log(2), 3),
-                                   float(f"{100 * math.exp(-10):.4g}"), "- 40 %"]
+                                   float(f"{100 * math.exp(-10):.4g}"), "“-” 40 %"]
     masked = dict(_report(), expected={"applies": False, "k": 0, "note": "for causal LMs"})
     assert "for causal LMs" in expected_html(masked) and token_frame([masked]).iloc[0, -1] == ""

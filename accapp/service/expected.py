@@ -46,14 +46,15 @@ def percent(p: float | None) -> str:
 
 
 def shown(token: str | None) -> str:
-    """A candidate token as a reader sees it: its text without the leading space, a space or a
-    line break named, a special token (the end of text) in words."""
+    """A candidate token as a reader sees it: its text without the leading space, punctuation in
+    quotes, a space or a line break as a sign, a special token (the end of text) in words."""
     if token is None:
         return END_OF_TEXT
     text = token.strip()
-    if text:
-        return text
-    return "⏎" if "\n" in token else "␣"
+    if not text:
+        return "⏎" if "\n" in token else "␣"
+    # punctuation in quotes, so that a list "are 33 %, “,” 5.0 %" still reads
+    return text if any(ch.isalnum() for ch in text) else f"“{text}”"
 
 
 def line(record: dict, word: bool = True) -> str:

@@ -65,7 +65,7 @@ def expected_html(report: dict | None) -> str:
     if not report or not report.get("expected"):
         return ""
     e = report["expected"]
-    title = f"<div class='acc-verdict'>What {esc(report.get('model_name') or report['model'])} expected instead</div>"
+    title = f"<div><b>What {esc(report.get('model_name') or report['model'])} expected instead</b></div>"
     if not e.get("applies"):
         return f"<div class='acc-expected'>{title}<div class='acc-small'>{esc(e.get('note', ''))}</div></div>"
     differing = "".join(_position_html(item) for item in e.get("differing") or [])

@@ -464,6 +464,7 @@ def build() -> ProbeTab:
             head_a = gr.HTML("", elem_id="probe-summary")
             fig_a = gr.Plot(label="Surprisal", elem_id="probe-surprisal", show_label=False)
             diff_a = gr.Plot(label="Bad − good surprisal per word", elem_id="probe-diff", visible=False, show_label=False)
+            expected_box = gr.HTML("", elem_id="probe-expected")  # what the model expected where the sentences differ
             votes_a = gr.HTML("", elem_id="probe-votes")
         with gr.Column(min_width=300, visible=False, elem_id="probe-second") as col_b:
             head_b = gr.HTML("", elem_id="probe-summary-2")
@@ -472,10 +473,10 @@ def build() -> ProbeTab:
             votes_b = gr.HTML("", elem_id="probe-votes-2")
     pll = gr.Plot(label="Masked LM: per-token PLL under each variant (multi-token words with an inflated "
                   "PLL-original are marked)", visible=False, elem_id="probe-pll")
-    expected_box = gr.HTML("", elem_id="probe-expected")
     with gr.Accordion("Every token: surprisal, probability and what the model expected there", open=False):
         tokens_table = gr.Dataframe(headers=token_columns("bits"), interactive=False, wrap=True, max_height=620,
-                                    elem_id="probe-tokens", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
+                                    elem_id="probe-tokens", elem_classes=["acc-table"], buttons=["copy", "fullscreen"],
+                                    column_widths=["13%", "9%", "6%", "8%", "9%", "8%", "8%", "39%"])
     with gr.Accordion("Every judgment: each template and answer order (first model)", open=False):
         table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
                              elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
