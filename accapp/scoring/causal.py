@@ -620,8 +620,15 @@ class CausalScorer:
 
     def token_texts(self, ids) -> dict[int, str | None]:
         """{id: its text, leading space kept} (None: a special token), read from the vocabulary
-        pieces as the word-boundary sets are (accapp/scoring/boundary.py)."""
-        return surface_texts(self.tokenizer, self._vocab, ids)
+        pieces as the word-boundary sets are (accapp/scoring/boundary.py); kept, so a probe reads
+        only the ids it has not seen."""
+        cache = self.__dict__.setdefault("_token_texts", {})
+        missing = [int(i) for i in ids if int(i) not in cache]
+        if missing:
+            if len(cache) > 100_000:
+                cache.clear()
+            cache.update(surface_texts(self.tokenizer, self._vocab, missing))
+        return {int(i): cache[int(i)] for i in ids}
 
     # ---- the engine's contract (accapp.scoring.api) ------------------------------------
     def n_tokens(self, text: str) -> int:
