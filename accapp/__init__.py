@@ -21,6 +21,13 @@ def token_scores(*args, **kwargs):
     return run(*args, **kwargs)
 
 
+def next_tokens(*args, **kwargs):
+    """What a causal LM expected instead at each token and word (its top-k next tokens); see accapp.public.next_tokens."""
+    from accapp.public import next_tokens as run
+
+    return run(*args, **kwargs)
+
+
 def ratings_summary(results, pairs, n_resamples: int = 1000):
     """The model's differences beside human ratings, one row per method (and template, answer order):
     Pearson and Spearman r with 95 % bootstrap intervals, accuracy against the labels and against the
@@ -32,4 +39,4 @@ def ratings_summary(results, pairs, n_resamples: int = 1000):
     return ratings.summary(ratings.results_points(results, pairs), n_resamples=n_resamples)
 
 
-__all__ = ["__version__", "score_pairs", "token_scores", "ratings_summary"]
+__all__ = ["__version__", "score_pairs", "token_scores", "next_tokens", "ratings_summary"]

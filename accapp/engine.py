@@ -19,7 +19,8 @@ from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
 from accapp.scoring import convention as conventions
-from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult
+from accapp.scoring import topk as top_k
+from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult, TopKRequest
 from accapp.scoring.context import check_context
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
@@ -55,6 +56,9 @@ class PairResult:
     detail: dict = field(default_factory=dict)  # masked LMs: "good"/"bad" -> SentencePLL
     words: dict | None = None  # with words=True: "good"/"bad" -> Engine.word_scores' records
     unavailable: dict = field(default_factory=dict)  # asked-for methods the model cannot run -> why (Engine.unavailable)
+    # with words=True and topk > 0 (a causal LM): "good"/"bad" -> {"tokens": [...], "words": [...]}, what the
+    # model expected at each token and at each word (accapp/scoring/topk.py), from the same passes
+    expected: dict | None = None
 
     @property
     def rows(self) -> list[dict]:
@@ -158,10 +162,12 @@ class Engine:
 
     # ---- scoring -------------------------------------------------------------------------
     def score_pairs(self, pairs: list[Pair], methods=None, language: str | None = None,
-                    words: bool = False) -> list[PairResult]:
+                    words: bool = False, topk: int = 0) -> list[PairResult]:
         """Score checked pairs (see check_pair) under the methods, sharing every forward pass;
         with words=True each result also carries its sentences' words (word_scores), from the
-        same passes."""
+        same passes, and with topk > 0 as well (a causal LM) what the model expected at each token
+        and word, its topk most probable next tokens (PairResult.expected), from the same projection."""
+        topk = min(int(topk), top_k.K_MAX) if words and self.kind == "causal" else 0
         off = self.unavailable_for(methods)
         methods = self.resolve(methods)
         ctx_of = {}
@@ -172,6 +178,8 @@ class Engine:
             for s in (pair.good, pair.bad):
                 for r in self._word_requests(s, pair.context) if words else self._token_requests(s, pair.context):
                     requests[r] = None
+                if topk:
+                    requests[TopKRequest(s, topk)] = None
             for m in methods:
                 for r in m.requests(pair, ctx):
                     requests[r] = None
@@ -188,7 +196,10 @@ class Engine:
                     detail[key] = d
             found = ({"good": self._words_of(pair.good, results, pair.context),
                       "bad": self._words_of(pair.bad, results, pair.context)} if words else None)
-            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off))
+            # what the model expected instead: from the pass without a context only (a pair with one: None)
+            expected = {key: self._expected_of(s, found[key], topk, results)
+                        for key, s in (("good", pair.good), ("bad", pair.bad))} if topk and not pair.context else None
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off, expected))
         return out
 
     def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:
@@ -230,6 +241,25 @@ class Engine:
         else:
             records = word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text, context)])
         return group_records(text, records)
+
+    def expected_scores(self, texts: list[str], k: int = 5) -> dict[str, dict]:
+        """Per sentence (checked like a pair's, keyed by the string as given): what a causal LM
+        expected at each token and each word, its k most probable next tokens ({"k", "tokens",
+        "words"}, accapp/scoring/topk.py), from the pass that scores it."""
+        if self.kind != "causal":
+            raise UserError("What the model expected next is for causal LMs: a masked LM reads the words on both sides.")
+        k = max(1, min(int(k), top_k.K_MAX))
+        checked = {t: self.check_sentence(t) for t in texts}
+        requests = {r: None for c in checked.values() for r in [*self._word_requests(c), TopKRequest(c, k)]}
+        results = self.scorer.execute(list(requests))
+        return {t: self._expected_of(c, self._words_of(c, results), k, results) for t, c in checked.items()}
+
+    def _expected_of(self, text: str, words: list[dict], k: int, results: dict) -> dict:
+        """What the model expected in a sentence, at each token and at each word (scoring/topk.py)."""
+        seq, top, bnd = results[self._token_requests(text)[0]], results[TopKRequest(text, k)], results[BoundaryRequest(text)]
+        texts = self.scorer.token_texts(top_k.listed_ids(top))
+        return {"k": k, "tokens": top_k.token_records(text, seq.offsets, seq.logprobs, top, texts),
+                "words": top_k.word_records(text, words, seq.logprobs, top, bnd, texts)}
 
     def score_pair(self, good: str, bad: str, methods=None, language: str | None = None, context=None) -> PairResult:
         self.resolve(methods)  # bad method ids fail before any work

@@ -4,6 +4,7 @@
     df = accapp.score_pairs([("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")],
                             model="smollm2-135m-instruct", methods=["lp", "mean_lp"])
     tokens = accapp.token_scores(["These casseroles disgust Kayla."])
+    expected = accapp.next_tokens(["These casseroles disgust Kayla."], k=5)   # what the model expected instead
 
 `model` is a registry id, a Hugging Face hub id (org/name[@revision]), a local folder or a .gguf file.
 """
@@ -141,3 +142,39 @@ def token_scores(sentences, model: str = DEFAULT_MODEL, *, dtype: str = "fp32", 
                          "end": t["end"], "logprob": t["logprob"], "surprisal_bits": -t["logprob"] / math.log(2)})
     return pd.DataFrame(rows, columns=["sentence", "text", "token", "token_text", "start", "end", "logprob",
                                        "surprisal_bits"])
+
+
+def next_tokens(sentences, model: str = DEFAULT_MODEL, k: int = 5, *, dtype: str = "fp32", quantization: str | None = None,
+                trust_remote_code: bool = False, max_memory: int | str | None = None) -> pd.DataFrame:
+    """What a causal LM expected instead, at each position of each sentence: its k (1 to 20) most
+    probable next tokens, from the pass that scores the sentence. One row per sentence x position
+    x candidate: sentence (its position), text, level ("token": at each token position, the last
+    one after the sentence; "word": at the first token of each word, among the tokens that begin
+    a new word), position (token index or word index), item (the token or word there), context
+    (the text before it), rank, candidate (the token's text, leading space kept; "" for a special
+    token such as the end of text), probability (p(candidate | context), 0 to 1), logprob (nats),
+    next_word_begins_probability (level "word": probability / P(a new word begins there)),
+    item_probability (the token's, or the word's by the word view's rule). A masked LM: UserError.
+    `model`: any form score_pairs takes."""
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    engine = _engine(model, dtype, quantization, trust_remote_code, max_memory)
+    found = engine.expected_scores(list(sentences), k)
+    rows = []
+    for i, text in enumerate(sentences):
+        e = found[text]
+        for t in e["tokens"]:
+            for c in t["expected"]:
+                rows.append({"sentence": i, "text": text.strip(), "level": "token", "position": t["index"],
+                             "item": t["token"] or "", "context": t["context"], "rank": c["rank"],
+                             "candidate": c["token"] or "", "probability": c["p"], "logprob": c["logprob"],
+                             "next_word_begins_probability": math.nan,
+                             "item_probability": t["p"] if t["p"] is not None else math.nan})
+        for w in e["words"]:
+            for c in w["expected"]:
+                rows.append({"sentence": i, "text": text.strip(), "level": "word", "position": w["index"],
+                             "item": w["word"], "context": w["context"], "rank": c["rank"],
+                             "candidate": c["token"] or "", "probability": c["p"], "logprob": c["logprob"],
+                             "next_word_begins_probability": c["p_next_word_begins"], "item_probability": w["p_word"]})
+    return pd.DataFrame(rows, columns=["sentence", "text", "level", "position", "item", "context", "rank", "candidate",
+                                       "probability", "logprob", "next_word_begins_probability", "item_probability"])

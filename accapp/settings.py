@@ -63,6 +63,8 @@ SETTINGS: tuple[Setting, ...] = (
             "steps)", 0.05, 600),
     Setting("ACCAPP_FILE_MAX_WAIT_S", "float", 5.0, "a file step that has waited this long for the model goes in turn "
             "with the probes (s)", 0.1, 600),
+    Setting("ACCAPP_TOP_K", "int", 5, "the probe's \"what the model expected instead\": the most probable next tokens "
+            "listed at each position (from the pass that scores the sentence); `0`: none", 0, 20),
     Setting("ACCAPP_PER_MODEL_CONCURRENCY", "int", 1, "requests scoring with one model at once", 1, 64),
     Setting("ACCAPP_MAX_UPLOAD_MB", "float", 20.0, "an upload (Gradio's `max_file_size`: cut off while it streams), "
             "MB", 0.01, 20),

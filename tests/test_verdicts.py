@@ -65,7 +65,11 @@ def test_headline_and_difference_strip_by_hand():
     assert strip["after_delta"] == pytest.approx(-1.0 + 0.5)  # Kayla -1 nat, "." +0.5
     head = verdicts.headline("causal", [MethodScore("lp", "-", -55.0, -58.5)], {"good": good, "bad": bad}, "bits")
     assert head["verdict"] == "good" and head["margin"] == pytest.approx(3.5)
-    assert head["text"] == f"LP prefers the acceptable sentence by {3.5 / LN2:.1f} bits; most of the difference is at “disgusts”."
+    assert head["where"] == "disgust / disgusts" and head["where_words"] == ["disgust / disgusts"]
+    assert head["region_delta"] == pytest.approx(4.0) and head["after_delta"] == pytest.approx(-0.5)
+    assert head["text"] == (f"LP prefers the acceptable sentence by {3.5 / LN2:.1f} bits. Where the sentences differ, at "
+                            f"“disgust / disgusts”, the unacceptable sentence is {4 / LN2:.2f} bits more surprising; in the "
+                            f"words after it (spill-over), {0.5 / LN2:.2f} bits less surprising.")
     assert verdicts.headline_text(head, "nats").startswith("LP prefers the acceptable sentence by 3.5 nats")
     tie = verdicts.headline("causal", [MethodScore("lp", "-", -5.0, -5.0)], None)
     assert tie["verdict"] == "tie" and "cannot tell" in tie["text"]

@@ -9,6 +9,7 @@ Every scorer answers `execute(requests) -> {request: result}`:
   raw logits when NextRequest.raw)
 - PLLRequest  -> SentencePLL (masked LMs: pseudo-log-likelihood under one PLL variant)
 - BoundaryRequest -> np.ndarray (causal LMs: log P(next token begins a word) after each token)
+- TopKRequest -> TopKResult (causal LMs: the k most probable next tokens after each token)
 """
 
 from __future__ import annotations
@@ -79,6 +80,30 @@ class BoundaryRequest:
 
     text: str
     context: str = ""
+
+
+@dataclass(frozen=True)
+class TopKRequest:
+    """The k most probable next tokens at each position k = 0..n of a sentence (n tokens,
+    tokenized as a SeqRequest((text,)) is; position j predicts token j, position n what follows
+    the sentence), from the pass that scores it: a TopKResult. Also the k most probable among
+    the tokens that begin a new word there (accapp/scoring/boundary.py's B; every token where
+    every token begins a word), for the word view (accapp/scoring/topk.py)."""
+
+    text: str
+    k: int
+
+
+@dataclass
+class TopKResult:
+    """A TopKRequest's answer: arrays of shape (n + 1, k), row j predicting the sentence's token j
+    (row n: what follows the sentence). Log-probs in nats, full-vocabulary softmax; an empty slot
+    (fewer than k candidates) has id -1 and log-prob -inf."""
+
+    ids: np.ndarray
+    logprobs: np.ndarray
+    word_ids: np.ndarray  # the same among the tokens that begin a new word at that position
+    word_logprobs: np.ndarray  # log p(token | context), not renormalised
 
 
 @dataclass

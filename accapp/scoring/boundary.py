@@ -114,40 +114,52 @@ def piece_kind(tokenizer) -> str:
     return "decode"
 
 
-def surface_bytes(tokenizer, vocab_size: int) -> list[bytes | None]:
-    """Per vocabulary id (0..vocab_size-1): the UTF-8 bytes of the token's text, leading space
-    included; None for a special token or an id the tokenizer does not have."""
+def surface_bytes(tokenizer, vocab_size: int, ids=None) -> list[bytes | None]:
+    """Per vocabulary id (0..vocab_size-1; or per id of `ids` only): the UTF-8 bytes of the
+    token's text, leading space included; None for a special token or an id the tokenizer does
+    not have."""
     n = min(len(tokenizer), vocab_size)
+    whole = ids is None  # the whole vocabulary: out[i] is id i's (ids beyond the tokenizer's stay None)
+    ids = list(range(n)) if whole else [int(i) for i in ids]
     kind = piece_kind(tokenizer)
-    pieces = tokenizer.convert_ids_to_tokens(list(range(n)))
+    known = [i for i in ids if 0 <= i < n]
+    pieces = dict(zip(known, tokenizer.convert_ids_to_tokens(known)))
     added = {int(i): t for i, t in getattr(tokenizer, "added_tokens_decoder", {}).items()}
     special = set(int(i) for i in getattr(tokenizer, "all_special_ids", []))
-    out: list[bytes | None] = [None] * vocab_size
+    out: list[bytes | None] = [None] * (vocab_size if whole else len(ids))
     if kind == "bytelevel":
         table = _byte_decoder()
     elif kind == "decode":
         anchor = tokenizer("a", add_special_tokens=False)["input_ids"]
         base = tokenizer.decode(anchor)
-    for i in range(n):
-        piece = pieces[i]
+    for at, i in enumerate(ids):
+        piece = pieces.get(i)
         tok = added.get(i)
         if i in special or (tok is not None and getattr(tok, "special", False)) or piece is None:
             continue
         if tok is not None:  # an added token is its literal content
             text = tok.content.replace("\u2581", " ") if kind == "metaspace" else tok.content
-            out[i] = text.encode("utf-8")
+            out[at] = text.encode("utf-8")
         elif kind == "bytelevel":
             try:
-                out[i] = bytes(table[c] for c in piece)
+                out[at] = bytes(table[c] for c in piece)
             except KeyError:
-                out[i] = piece.encode("utf-8")
+                out[at] = piece.encode("utf-8")
         elif kind == "metaspace":
             m = _BYTE_PIECE.fullmatch(piece)
-            out[i] = bytes([int(m.group(1), 16)]) if m else piece.replace("\u2581", " ").encode("utf-8")
+            out[at] = bytes([int(m.group(1), 16)]) if m else piece.replace("\u2581", " ").encode("utf-8")
         else:
             text = tokenizer.decode(list(anchor) + [i])
-            out[i] = (text[len(base):] if text.startswith(base) else text).encode("utf-8")
+            out[at] = (text[len(base):] if text.startswith(base) else text).encode("utf-8")
     return out
+
+
+def surface_texts(tokenizer, vocab_size: int, ids) -> dict[int, str | None]:
+    """{id: the token's text as shown (leading space kept; a piece of a character as its bytes,
+    escaped)} for a few ids; None for a special token (the end of text, ...)."""
+    ids = [int(i) for i in ids]
+    return {i: (b.decode("utf-8", errors="backslashreplace") if b is not None else None)
+            for i, b in zip(ids, surface_bytes(tokenizer, vocab_size, ids))}
 
 
 @lru_cache(maxsize=1 << 17)

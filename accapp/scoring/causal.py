@@ -15,8 +15,10 @@ always taken in float32, as logits minus logsumexp (see logsoftmax.py).
 
 `execute(requests)` answers the engine (accapp.scoring.api): SeqRequests and NextRequests are
 tokenized, turned into sequences with their shareable prefix lengths, and scored in one call.
-BoundaryRequests (the word-probability correction, accapp/scoring/word_prob.py) take a plain
-forward pass of their own with a full-vocabulary log-softmax (see boundary_logprobs).
+BoundaryRequests (the word-probability correction, accapp/scoring/word_prob.py) and TopKRequests
+(the most probable next tokens, accapp/scoring/topk.py) are answered from the pass and the
+projection that score the sentence (a sentence that begins with the start token itself: a plain
+pass of its own, boundary_logprobs and top_k).
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ from transformers import DynamicCache
 from accapp.errors import UserError
 from accapp.models.loading import LoadedModel
 from accapp.scoring import convention as conventions
-from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult
-from accapp.scoring.boundary import boundary_masks, context_kinds
+from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult, TopKRequest, TopKResult
+from accapp.scoring.boundary import boundary_masks, context_kinds, surface_texts
 from accapp.scoring.context import seam, shifted
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
 from accapp.scoring.tokens import common_prefix_len, vocabulary_id
+from accapp.scoring.topk import split_top_rows, top_rows
 
 # The smallest pass and projection an out-of-memory retry goes down to.
 MIN_BATCH, MIN_HEAD_ROWS = 1, 16
@@ -185,16 +188,18 @@ class CausalScorer:
 
     # ---- model pieces --------------------------------------------------------------
     def _logprobs_of(self, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None,
-                     mask_of: torch.Tensor | None = None):
+                     mask_of: torch.Tensor | None = None, topk: int = 0, topk_of: torch.Tensor | None = None,
+                     extras: dict | None = None):
         """log p(targets[i] | hidden[rows[i]]) (rows default: i), float32; see streamed_target_logprobs.
         mask_of (a word-boundary mask index per hidden row, -1: none, see _mask_table): also each
-        row's log-mass inside and outside its mask, (N, 2), from the same projection."""
+        row's log-mass inside and outside its mask, (N, 2), from the same projection. topk, topk_of
+        (N,) bool, extras: the rows' most probable next tokens into extras (streamed_target_logprobs)."""
         self.stats["head_rows"] += hidden.shape[0]
         if rows is None:
             rows = torch.arange(hidden.shape[0])
         masks = self._mask_table()[0] if mask_of is not None else None
         out = streamed_target_logprobs(hidden, self._project, self._vocab, rows, targets, self._softcap,
-                                       self.head_chunk_rows, self._vocab_chunk, masks, mask_of)
+                                       self.head_chunk_rows, self._vocab_chunk, masks, mask_of, topk, topk_of, extras)
         self._check_finite(out[0] if isinstance(out, tuple) else out)
         return out
 
@@ -424,7 +429,8 @@ class CausalScorer:
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
               answers: list[tuple[int, ...] | None] | None = None, boundaries: list[list[str] | None] | None = None,
-              boundary_out: dict | None = None, raw: list[bool] | None = None) -> list[np.ndarray]:
+              boundary_out: dict | None = None, raw: list[bool] | None = None, topk: list[int] | None = None,
+              topk_out: dict | None = None) -> list[np.ndarray]:
         """Per sequence (starting with the start token): with answers[i] None, log p(seq[i] | seq[:i])
         for i >= 1; with a tuple of candidate ids, the full-vocabulary log-probs of those candidates
         as the next token after the whole sequence (the vocabulary projection runs at that one
@@ -432,10 +438,13 @@ class CausalScorer:
         boundaries[i], for a sequence with no template prefix: the kinds of _boundary_values at
         each of its positions; its log P(B) values go to boundary_out[i], from the same hidden
         states (no extra pass). raw[i]: the candidates' raw logits instead of their log-probs.
+        topk[i] > 0, for such a sequence: its topk most probable next tokens at each position, from
+        the same projection, go to topk_out[i] (a TopKResult; accapp/scoring/topk.py).
         """
         answers = answers or [None] * len(seqs)
         raw = raw or [False] * len(seqs)
         boundaries = boundaries or [None] * len(seqs)
+        topk = topk or [0] * len(seqs)
         shared = self._shared_lengths(seqs, limits)
         results: list[np.ndarray | None] = [None] * len(seqs)
         for idx, flat, nodes, ids, prefixes in self._hidden_states(seqs, shared):
@@ -473,7 +482,11 @@ class CausalScorer:
                     index = self._mask_table()[1]
                     mask_of = torch.full((len(uniq),), -1, dtype=torch.long)
                     mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in kinds], dtype=torch.long)
-                    lp_t, mass = self._logprobs_of(source[uniq], torch.cat(targets), inverse[: len(wanted)], mask_of)
+                    k_top, topk_of, extras = top_rows(bounded, topk, inverse[len(wanted):], len(uniq))
+                    lp_t, mass = self._logprobs_of(source[uniq], torch.cat(targets), inverse[: len(wanted)], mask_of,
+                                                   k_top, topk_of, extras)
+                    if k_top and topk_out is not None:
+                        topk_out.update(split_top_rows(bounded, topk, inverse[len(wanted):], topk_of, extras))
                     m = mass[inverse[len(wanted):]].double().numpy()
                     has = np.array([bool(k) for k in kinds])
                     vals = np.zeros(len(kinds))  # 0.0: every token begins a word there
@@ -589,6 +602,38 @@ class CausalScorer:
                 out.append(self._boundary_values(hidden[b, shift - 1 : len(seq)], context_kinds(text, enc.offsets)))
         return out
 
+    @torch.inference_mode()
+    def top_k(self, texts: list[str], k: int) -> list[TopKResult]:
+        """Per text, its TopKResult from a plain pass of its own after the start token (where the
+        scoring pass cannot give it: a sentence that begins with the start token itself)."""
+        out = []
+        for text in texts:
+            enc = self.encode(text)
+            seq = self.with_start(enc.ids)
+            hidden = self._decoder(input_ids=torch.tensor([seq]).to(self.device), use_cache=False).last_hidden_state[0]
+            hidden = hidden[len(seq) - len(enc.ids) - 1 :]
+            index = self._mask_table()[1]
+            mask_of = torch.tensor([index[c] if c else -1 for c in context_kinds(text, enc.offsets)], dtype=torch.long)
+            extras: dict = {}
+            rows = torch.arange(hidden.shape[0])
+            self._logprobs_of(hidden, torch.zeros(len(rows), dtype=torch.long), rows, mask_of, k,
+                              torch.ones(len(rows), dtype=torch.bool), extras)
+            out.append(TopKResult(extras["topk_ids"].numpy(), extras["topk_logprobs"].double().numpy(),
+                                  extras["word_topk_ids"].numpy(), extras["word_topk_logprobs"].double().numpy()))
+        return out
+
+    def token_texts(self, ids) -> dict[int, str | None]:
+        """{id: its text, leading space kept} (None: a special token), read from the vocabulary
+        pieces as the word-boundary sets are (accapp/scoring/boundary.py); kept, so a probe reads
+        only the ids it has not seen."""
+        cache = self.__dict__.setdefault("_token_texts", {})
+        missing = [int(i) for i in ids if int(i) not in cache]
+        if missing:
+            if len(cache) > 100_000:
+                cache.clear()
+            cache.update(surface_texts(self.tokenizer, self._vocab, missing))
+        return {int(i): cache[int(i)] for i in ids}
+
     # ---- the engine's contract (accapp.scoring.api) ------------------------------------
     def n_tokens(self, text: str) -> int:
         return len(self.encode(text).ids)
@@ -692,8 +737,13 @@ class CausalScorer:
         seq_reqs = [r for r in requests if isinstance(r, SeqRequest)]
         next_reqs = [r for r in requests if isinstance(r, NextRequest)]
         bnd_reqs = [r for r in requests if isinstance(r, BoundaryRequest)]
-        if len(seq_reqs) + len(next_reqs) + len(bnd_reqs) < len(requests):
-            raise ValueError("a causal LM answers SeqRequest, NextRequest and BoundaryRequest only (PLL needs a masked LM)")
+        top_reqs = [r for r in requests if isinstance(r, TopKRequest)]
+        if len(seq_reqs) + len(next_reqs) + len(bnd_reqs) + len(top_reqs) < len(requests):
+            raise ValueError("a causal LM answers SeqRequest, NextRequest, BoundaryRequest and TopKRequest only "
+                             "(PLL needs a masked LM)")
+        # A top-k rides on the sentence's word-boundary rows (the same rows, the same projection).
+        have_bnd = set(bnd_reqs)
+        bnd_reqs += [b for b in dict.fromkeys(BoundaryRequest(r.text) for r in top_reqs) if b not in have_bnd]
         out: dict = {}
         # A sentence's word boundaries come from the pass that scores it: its SeqRequest joins.
         have = set(seq_reqs)  # built once: a set built per item made this quadratic (docs/gpu.md)
@@ -720,8 +770,14 @@ class CausalScorer:
         kinds = {r.text: context_kinds(r.text, self.encode(r.text).offsets) for r in bnd_reqs}
         bounds = [kinds.get(r.parts[0]) if len(r.parts) == 1 and not r.context else None for r in seq_reqs]
         bounds += [None] * (len(seqs) - len(seq_reqs))
+        want_k: dict[str, int] = {}
+        for r in top_reqs:
+            want_k[r.text] = max(want_k.get(r.text, 0), r.k)
+        topk = [want_k.get(r.parts[0], 0) if len(r.parts) == 1 and not r.context else 0 for r in seq_reqs]
+        topk += [0] * (len(seqs) - len(seq_reqs))
         found: dict = {}
-        lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw) if seqs else []
+        found_top: dict = {}
+        lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw, topk, found_top) if seqs else []
         for r, lp, seq in zip(seq_reqs, lps, seqs):
             out[r] = self._seq_result(r, encoded[r], seq, lp)
         chained_lp: dict = {}
@@ -739,5 +795,13 @@ class CausalScorer:
         missing = [r for r in bnd_reqs if out[r] is None]
         if missing:
             out.update(zip(missing, self.boundary_logprobs([r.text for r in missing], [r.context for r in missing])))
+        for r in top_reqs:
+            top = found_top.get(at[r.text]) if r.text in at else None
+            out[r] = _first_k(top, r.k) if top is not None else self.top_k([r.text], r.k)[0]
         wanted = set(requests)
         return {r: v for r, v in out.items() if r in wanted}
+
+
+def _first_k(top: TopKResult, k: int) -> TopKResult:
+    """A TopKResult cut to its first k candidates (a pass may have served a larger k)."""
+    return TopKResult(top.ids[:, :k], top.logprobs[:, :k], top.word_ids[:, :k], top.word_logprobs[:, :k])

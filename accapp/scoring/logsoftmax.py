@@ -21,7 +21,8 @@ def target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
 
 def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int, rows: torch.Tensor, targets: torch.Tensor,
                              softcap: float | None = None, row_chunk: int = 512, vocab_chunk: int | None = 1024,
-                             masks: torch.Tensor | None = None, mask_of: torch.Tensor | None = None):
+                             masks: torch.Tensor | None = None, mask_of: torch.Tensor | None = None,
+                             topk: int = 0, topk_of: torch.Tensor | None = None, extras: dict | None = None):
     """log softmax(logits of hidden)[rows[i], targets[i]] (float32, on the CPU), the logits made
     `vocab_chunk` vocabulary ids at a time by project(h, start, stop) (float32 logits of rows h
     for ids start..stop-1); vocab_chunk None: one product for the whole vocabulary.
@@ -38,6 +39,13 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     same products, log of the softmax mass inside and outside its mask of each such row (two
     sums, so a mass near 1 keeps its precision; -inf where there is none): the word-boundary
     masses of accapp/scoring/boundary.py without a second projection of the vocabulary.
+    topk > 0 and topk_of (N,) bool (the rows whose most probable next tokens are wanted): into
+    extras, from the same products, "topk_logprobs" and "topk_ids", (M, topk) for the M such rows
+    in row order, the rows' topk most probable ids and their log-probs (logit minus the row's
+    logsumexp, as the targets', but that difference taken in float64), and "word_topk_logprobs" / "word_topk_ids", the same among the
+    ids inside the row's mask (every id for a row without one: accapp/scoring/topk.py). An id
+    slot with no candidate has log-prob -inf and id -1. A running top-k per row, merged chunk
+    by chunk: no second projection, and no (N, V) logits kept.
     """
     dev = hidden.device
     rows, targets = rows.to(dev), targets.to(dev)
@@ -53,6 +61,12 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     if masked:
         masks, mask_of = masks.to(dev), mask_of.to(dev)
         mass = torch.zeros(n, 2, device=dev)  # per row: the sums inside and outside its mask
+    want_topk = topk > 0 and topk_of is not None and bool(topk_of.any())
+    if want_topk:
+        topk_of = topk_of.to(dev)
+        if masks is not None and mask_of is not None:
+            masks, mask_of = masks.to(dev), mask_of.to(dev)
+        found = {name: [] for name in ("topk_logprobs", "topk_ids", "word_topk_logprobs", "word_topk_ids")}
     for i in range(0, n, row_chunk):
         h = hidden[i : i + row_chunk]
         top = torch.full((h.shape[0],), -torch.inf, device=dev)
@@ -61,10 +75,23 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             which = mask_of[i : i + row_chunk]
             has = (which >= 0).nonzero()[:, 0]
             part = torch.zeros(h.shape[0], 2, device=dev)
+        tloc = topk_of[i : i + row_chunk].nonzero()[:, 0] if want_topk else None
+        if tloc is not None and len(tloc):
+            best = [_empty_topk(len(tloc), topk, dev), _empty_topk(len(tloc), topk, dev)]  # every id, in-mask ids
+            tmask = mask_of[i + tloc] if masks is not None and mask_of is not None else None
         for j in range(0, vocab, vocab_chunk):
             logits = project(h, j, j + vocab_chunk)
             if softcap:
                 logits = torch.tanh(logits / softcap) * softcap
+            if tloc is not None and len(tloc):
+                lt = logits[tloc]  # a copy: the in-place exp below leaves it alone
+                best[0] = _merge_topk(best[0], lt, j, topk)
+                if tmask is not None and bool((tmask >= 0).any()):
+                    in_b = torch.ones_like(lt, dtype=torch.bool)
+                    with_mask = tmask >= 0
+                    in_b[with_mask] = masks[tmask[with_mask], j : j + lt.shape[1]]
+                    lt = lt.masked_fill(~in_b, -torch.inf)
+                best[1] = _merge_topk(best[1], lt, j, topk)
             k = (i // row_chunk) * n_vchunks + j // vocab_chunk
             lo, hi = torch.searchsorted(key, torch.tensor([k, k + 1], device=dev)).tolist()
             if hi > lo:
@@ -82,11 +109,35 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
                 part[has, 1] += eh.masked_fill(inside, 0.0).sum(-1)
             top = new_top
         lse[i : i + row_chunk] = top + torch.log(total)
+        if tloc is not None and len(tloc):
+            # In float64: the logit minus the row's largest, then minus log of the summed exponentials.
+            # (A float32 logsumexp of ~30 nats is only good to its last bit, 2e-6.)
+            row_top, row_log_total = top[tloc].double()[:, None], torch.log(total[tloc].double())[:, None]
+            for (vals, ids), name in zip(best, ("topk", "word_topk")):
+                ids = torch.where(torch.isfinite(vals), ids, torch.full_like(ids, -1))
+                found[f"{name}_logprobs"].append(((vals.double() - row_top) - row_log_total).cpu())
+                found[f"{name}_ids"].append(ids.cpu())
         if masked:
             mass[i : i + row_chunk] = top[:, None] + torch.log(part)
     out = (chosen - lse[rows]).cpu()
+    if want_topk and extras is not None:
+        extras.update({name: torch.cat(parts) for name, parts in found.items()})
     if masks is None or mask_of is None:
         return out
     if not masked:
         return out, torch.full((n, 2), -torch.inf)
     return out, mass.cpu()
+
+
+def _empty_topk(rows: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A running top-k with nothing in it yet: (values -inf, ids -1), (rows, k)."""
+    return (torch.full((rows, k), -torch.inf, device=device), torch.full((rows, k), -1, dtype=torch.long, device=device))
+
+
+def _merge_topk(best: tuple[torch.Tensor, torch.Tensor], logits: torch.Tensor, offset: int, k: int):
+    """The running top-k (values, ids) merged with a chunk of logits whose first id is `offset`."""
+    vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
+    both_vals = torch.cat([best[0], vals], dim=1)
+    both_ids = torch.cat([best[1], ids + offset], dim=1)
+    top, at = both_vals.topk(k, dim=-1)
+    return top, both_ids.gather(1, at)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest
+from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, TopKRequest, TopKResult
 from accapp.scoring.boundary import context_kinds
 from accapp.scoring.causal import CausalScorer
 
@@ -64,6 +64,19 @@ class NaiveScorer(CausalScorer):
                     if kind:
                         vals[k] = torch.logsumexp(logp[k + shift - 1][self.boundary_masks()[kind]], 0).item()
                 out[r] = vals
+            elif isinstance(r, TopKRequest):
+                # torch.topk of the float64 log-probs at every position; in B only for the word view.
+                enc = self.encode(r.text)
+                seq = list(self.with_start(enc.ids))
+                logp = self._full_logprobs(seq)[len(seq) - len(enc.ids) - 1 :]
+                vals, ids = logp.topk(r.k, dim=-1)
+                in_b = logp.clone()
+                for k, kind in enumerate(context_kinds(r.text, enc.offsets)):
+                    if kind:
+                        in_b[k, ~self.boundary_masks()[kind]] = -torch.inf
+                wvals, wids = in_b.topk(r.k, dim=-1)
+                wids = torch.where(torch.isfinite(wvals), wids, torch.full_like(wids, -1))
+                out[r] = TopKResult(ids.numpy(), vals.numpy(), wids.numpy(), wvals.numpy())
             else:
                 raise ValueError(f"the naive causal scorer cannot answer {type(r).__name__}")
         return out

@@ -8,9 +8,12 @@ versions, dtype, quantization, device, convention, UTC date).
 
 The CSV is ONE long ("tidy") table, what pandas and a spreadsheet filter best: one row per
 (model, sentence, word) and per (model, sentence, token) for surprisal, one row per method
-judgment, one per prompt string and one per provenance field; the ``record`` column says which
-(word / token / judgment / prompt / provenance / region / spillover / context) and columns that do not apply to a record are
-empty. ``pd.read_csv(f).query("record == 'word'")`` gives the word surprisals.
+judgment, one per prompt string and one per provenance field, and one per candidate of what the
+model expected instead (expected_word: at each word, the tokens that would begin it; expected_token:
+at each token position; service/expected.py); the ``record`` column says which (word / token /
+judgment / prompt / provenance / region / spillover / context / expected_word / expected_token) and
+columns that do not apply to a record are empty. ``pd.read_csv(f).query("record == 'word'")`` gives
+the word surprisals.
 
 Files are written atomically (a temporary name, then a rename) into one folder that keeps the
 newest KEEP_FILES files (older ones are deleted): a busy app never fills its disk with exports.
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 
 from accapp.files import CSV_ENCODING, rows_csv_text, safe_name, write_atomic
+from accapp.service.expected import export_rows as expected_rows
 
 FORMAT = "accapp-probe-export/1"
 KEEP_FILES = 200  # exports kept in the folder (JSON and CSV count one each); older ones are deleted
@@ -34,6 +38,9 @@ CSV_COLUMNS = [
     "logprob_nats", "surprisal_nats", "surprisal_bits", "sum_of_tokens_surprisal_nats", "sum_of_tokens_surprisal_bits",
     "tokens", "method", "method_name", "family", "template", "variant", "score_good", "score_bad",
     "score_difference", "verdict", "prompt_kind", "prompt_text", "field", "value",
+    # what the model expected instead (service/expected.py): probabilities from 0 to 1
+    "context_text", "rank", "candidate", "candidate_probability", "candidate_logprob_nats",
+    "next_word_begins_probability", "item_word_probability",
 ]
 
 
@@ -87,6 +94,7 @@ def model_record(report: dict, extras: dict) -> dict:
         "judgments": report["verdicts"],  # every method x template x answer order; scores in the method's own scale
         "prompts": extras["prompts"],
         "region": report.get("region"),  # the critical region and its spill-over (service/region.py), or None
+        "expected": report.get("expected"),  # what the model expected instead, at each word and token
     }
 
 
@@ -99,7 +107,10 @@ def export_record(reports: list[dict], extras: list[dict], link: str = "") -> di
         "context": first.get("context"),  # the text both sentences followed (service/context.py), or None
         "units": "logprob_nats: natural-log probability; surprisal_nats = -logprob_nats; "
                  "surprisal_bits = surprisal_nats / ln 2. score_good/score_bad: each method's own scale "
-                 "(log-probabilities in nats, or probabilities for the prompting methods).",
+                 "(log-probabilities in nats, or probabilities for the prompting methods). candidate_probability: "
+                 "p(candidate token | context_text), from 0 to 1; next_word_begins_probability: the same divided "
+                 "by the probability that a new word begins there; item_word_probability: the sentence's own "
+                 "word's probability by the word view's rule.",
         "models": [model_record(r, x) for r, x in zip(reports, extras, strict=True)],
     }
 
@@ -132,6 +143,7 @@ def csv_rows(record: dict) -> list[dict]:
             for i, p in enumerate(prompts):
                 rows.append({"record": "prompt", "model_id": mid, "method": method, "index": i,
                              "prompt_kind": p["kind"], "prompt_text": p["text"]})
+        rows += expected_rows(mid, m.get("expected"), {"good": record["good"], "bad": record["bad"]})
     return rows
 
 

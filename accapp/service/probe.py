@@ -26,7 +26,7 @@ from accapp.methods import describe, descriptors, for_model, headline_methods, i
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.service import context as pair_context
-from accapp.service import ratings, region, verdicts
+from accapp.service import expected, ratings, region, verdicts
 from accapp.service.gpu import method_count, model_call
 from accapp.service.host import get_state
 from accapp.service.pairs import find_pair
@@ -90,7 +90,8 @@ def probe(engine, good: str, bad: str, methods=None, language: str | None = None
     """Score one pair: methods checked against the engine's model kind, the pair through engine.check_pair
     (words=True: with its words, PairResult.words; context: text both sentences follow)."""
     methods = ids_for(engine.kind, methods)
-    return engine.score_pairs([checked_pair(engine, good, bad, context)], methods, language, words=words)[0]
+    return engine.score_pairs([checked_pair(engine, good, bad, context)], methods, language, words=words,
+                              topk=expected.top_k() if words else 0)[0]
 
 
 def checked_pair(engine, good, bad, context: str = ""):
@@ -170,6 +171,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
     if words and words.get("good") and words.get("bad"):
         out["difference"] = verdicts.difference_strip(words["good"], words["bad"])
     out["humans"] = ratings.humans_of(model_id, result.pair.good, result.pair.bad)  # a built-in rated pair (issue 36)
+    out["expected"] = expected.report(result, spec.kind, words)  # what the model expected instead, first where they differ
     out["hu_levy"] = pair_answers(out["verdicts"])  # Hu & Levy's own measures of the metalinguistic prompts
     out["hu_levy_sources"] = {"judgment": SOURCE_3A, "comparison": SOURCE_3B}
     return out
@@ -215,7 +217,8 @@ def probe_stages(engine, items: list[tuple]) -> list:
         except UserError as exc:
             out[i] = exc
     for (methods, with_words), members in groups.items():
-        results = engine.score_pairs([pair for _, pair in members], list(methods), None, words=with_words)
+        results = engine.score_pairs([pair for _, pair in members], list(methods), None, words=with_words,
+                                     topk=expected.top_k() if with_words else 0)  # with the words: what it expected
         for (i, _), result in zip(members, results):
             out[i] = (result, result.words, engine.word_rule if with_words else "")
     return out
@@ -226,7 +229,8 @@ def merge(first: PairResult | None, more: PairResult) -> PairResult:
     if first is None:
         return more
     return PairResult(first.pair, first.tokens, first.scores + more.scores, first.len_good, first.len_bad,
-                      first.detail or more.detail, unavailable={**first.unavailable, **more.unavailable})
+                      first.detail or more.detail, unavailable={**first.unavailable, **more.unavailable},
+                      expected=first.expected or more.expected)
 
 
 def benchmark_for(language: str) -> str:

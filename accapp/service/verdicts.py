@@ -1,8 +1,9 @@
 """One defensible answer to "which sentence does the model prefer?": plain functions over a
 probe's judgments (accapp.methods.base.MethodScore) and its words.
 
-- The headline is LP's verdict in words (PLL-word-l2r for a masked LM), with its margin and the
-  word where most of the difference lies.
+- The headline is LP's verdict in words (PLL-word-l2r for a masked LM), with its margin, then
+  where the two sentences differ and what those words contribute, and apart from them the
+  spill-over in the words after them (as the difference strip shows).
 - Each method casts one vote (`method_vote`): its templates and answer orders are combined by
   its own rule (its descriptor's, methods/data/methods.json, shown on the page): a template with two answer orders
   votes only when both orders pick the same sentence; then the majority of its templates; a
@@ -136,16 +137,38 @@ def difference_strip(good: list[dict], bad: list[dict]) -> dict:
             "after_delta": sum((c["delta"] for c in cols[hi + 1:]), 0.0)}
 
 
-def _label(c: dict, side: str) -> str:
-    """An aligned position's word on one side (the other side's when this one has none)."""
-    other = "good" if side == "bad" else "bad"
-    return c[side] or c[other]
-
-
 # ------------------------------------------------------------------------------------------ headline
+def _side_word(c: dict) -> str:
+    """An aligned position's words as the pair shows them: "disgust / disgusts", or the one
+    word where the other sentence has none there."""
+    if c["good"] and c["bad"] and c["good"] != c["bad"]:
+        return f"{c['good']} / {c['bad']}"
+    return c["bad"] or c["good"]
+
+
+def where_they_differ(words: dict | None) -> dict | None:
+    """Where the two sentences differ and what it contributes (issue 34, item 4): {where (the
+    differing words as the headline names them), where_words (each differing position's
+    "good / bad" label), region_delta (nats: surprisal of bad minus good summed over the region
+    from the first to the last differing word), after_delta (the same over the words after it:
+    the spill-over)}. None without words, or when the sentences do not differ."""
+    if not (words and words.get("good") and words.get("bad")):
+        return None
+    strip = difference_strip(words["good"], words["bad"])
+    if strip["region"] is None:
+        return None
+    lo, hi = strip["region"]
+    named = [_side_word(c) for c in strip["columns"][lo:hi + 1] if c["differs"]]
+    where = named[0] if len(named) == 1 else f"{named[0]} … {named[-1]}"
+    return {"where": where, "where_words": named, "region_delta": strip["region_delta"],
+            "after_delta": strip["after_delta"], "has_after": hi + 1 < len(strip["columns"])}
+
+
 def headline(kind: str, scores: list[MethodScore], words: dict | None, unit: str = "bits") -> dict | None:
-    """{method, name, verdict, margin (nats, good − bad), text, where}: the headline method's
-    verdict in words, with the word where the surprisal differs most. None when it did not run."""
+    """{method, name, verdict, margin (nats, good − bad), text, where, where_words, region_delta,
+    after_delta}: the headline method's verdict in words, then where the sentences differ with
+    what those words contribute, and the spill-over after them apart (where_they_differ). None
+    when the headline method did not run."""
     method = headline_methods().get(kind, headline_methods()["causal"])
     mine = [s for s in scores if s.method == method]
     if not mine:
@@ -153,24 +176,30 @@ def headline(kind: str, scores: list[MethodScore], words: dict | None, unit: str
     s = mine[0]
     name = descriptors()[method].name
     margin = float(s.score_good - s.score_bad)
-    where = None
-    if words and words.get("good") and words.get("bad"):
-        strip = difference_strip(words["good"], words["bad"])
-        if strip["region"] is not None:
-            lo, hi = strip["region"]
-            sign = 1 if s.verdict != "bad" else -1  # the word that most favours the verdict
-            best = max(strip["columns"][lo:hi + 1] + strip["columns"][hi + 1:], key=lambda c: sign * c["delta"])
-            where = _label(best, "bad" if s.verdict == "good" else "good")  # the sentence the verdict is against
-    head = {"method": method, "name": name, "verdict": s.verdict, "margin": margin, "where": where}
+    head = {"method": method, "name": name, "verdict": s.verdict, "margin": margin, "where": None}
+    head.update(where_they_differ(words) or {})
     return dict(head, margin_unit=unit, margin_in_unit=to_unit(margin, unit), text=headline_text(head, unit))
 
 
+def _more_or_less(nats: float, unit: str) -> str:
+    """"0.59 bits more surprising" for a positive difference (bad − good), "less" for a negative one."""
+    return f"{abs(to_unit(nats, unit)):.2f} {unit} {'more' if nats >= 0 else 'less'} surprising"
+
+
 def headline_text(head: dict, unit: str = "bits") -> str:
-    """The headline in words, its margin in `unit`."""
+    """The headline in words, its numbers in `unit`: the verdict and its margin; then where the
+    sentences differ and how much more (or less) surprising the unacceptable sentence is there;
+    then, apart, the words after it (the spill-over)."""
     if head["verdict"] == "tie":
         return f"{head['name']} cannot tell the two sentences apart: they are equally probable."
-    text = f"{head['name']} prefers {VERDICT_WORDS[head['verdict']]} by {abs(to_unit(head['margin'], unit)):.1f} {unit}"
-    return text + (f"; most of the difference is at “{head['where']}”." if head.get("where") else ".")
+    text = f"{head['name']} prefers {VERDICT_WORDS[head['verdict']]} by {abs(to_unit(head['margin'], unit)):.1f} {unit}."
+    if not head.get("where"):
+        return text
+    text += (f" Where the sentences differ, at “{head['where']}”, the unacceptable sentence is "
+             f"{_more_or_less(head['region_delta'], unit)}")
+    if head.get("has_after", True):
+        text += f"; in the words after it (spill-over), {_more_or_less(head['after_delta'], unit)}"
+    return text + "."
 
 
 def warnings(good: str, bad: str, len_good: int, len_bad: int, languages, language: str) -> list[str]:

@@ -65,7 +65,8 @@ SCORING_RULES = f"""### Ties, conventions, answer tokens
 PROBE_RULES = """### How the Probe tab reaches one answer
 
 - **The headline** is {causal}'s verdict ({masked} for a masked LM): the benchmark standard, with its
-  margin in bits or nats and the word where the surprisal of the two sentences differs most.
+  margin in bits or nats; then where the two sentences differ, how much more (or less) surprising
+  the unacceptable sentence is there, and apart from it the words after it (the spill-over).
 - **One vote per method.** A method with several templates or answer orders is combined by its own
   rule (the column above): a template asked in both answer orders (A/B prompting) votes only when
   both orders pick the same sentence, so a model that always answers "A" casts no vote; then the
@@ -83,6 +84,12 @@ PROBE_RULES = """### How the Probe tab reaches one answer
   tokenizers that put the space at the start of a token: the sum of its tokens' log-probabilities,
   plus the log-probability that the next token starts a new word, minus the same before the word.
   The plain sum of the tokens is one switch away.
+- **What the model expected instead** (causal LMs): at each word, first where the two sentences
+  differ, the most probable tokens that would begin the next word, from the same forward pass
+  that scores the sentence (`ACCAPP_TOP_K` of them, 5 unless the server says otherwise), with
+  the probability that the next word begins with each (the token's probability divided by the
+  probability that a new word begins there, the word rule's own normalisation); the sentence's
+  own word as a whole word beside them. Every token's top-k is in the per-token table and the export.
 """
 
 

@@ -31,6 +31,7 @@ from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import links, many_pairs, plots, region_view
 from accapp.ui.common import esc, friendly, intro, note, pair_label
+from accapp.ui.expected_view import expected_html, token_columns, token_frame
 from accapp.ui.probe_view import (
     busy_html,
     context_html,
@@ -220,6 +221,14 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
         yield (*_stop_outputs(message_of(exc)), meta, pair_label(meta))
 
 
+def expected_outputs(saved, unit):
+    """What the first model expected instead, and every token of the models shown (issue 34, items 11, 14)."""
+    reports = (saved or {}).get("reports") or []
+    if not reports or reports[0] is None:
+        return "", gr.update(value=None)
+    return expected_html(reports[0]), token_frame(reports, unit)
+
+
 def stop_probe():
     return note("Stopped: the results that had finished are shown; the rest were not computed.", "warn")
 
@@ -393,7 +402,12 @@ def probe_api(good: str, bad: str, model: str = DEFAULT_MODEL, methods: list[str
     agreement, reliability: {method: {accuracy, ci_low, ci_high, top_answer, top_answer_share, reliable,
     reason}}, majority (every judgment counted, as before), verdicts: [{method, name, family, template,
     variant, score_good, score_bad, difference, verdict, agrees_with_majority, prediction, votes}],
-    tokens: {good, bad: [{token, start, end, logprob}]}}.
+    tokens: {good, bad: [{token, start, end, logprob}]}, expected: what the model expected instead (a causal LM;
+    ACCAPP_TOP_K candidates a position): {applies, k, note, differing: [{good, bad: word record}] where the
+    sentences differ, good, bad: {words: [{index, word, context, p_word, p_first_token, p_first_token_begins,
+    p_word_before_goes_on, expected: [{rank, id, token, p, logprob, p_next_word_begins}], text}], tokens:
+    [{index, context, token, p, expected: [{rank, id, token, p, logprob}], text}]}} (probabilities 0 to 1,
+    log-probs in nats)}.
     ``methods``: method ids (None or ["all"] = every method the model can run).
     """
     return _probe_api(good, bad, model, methods, context)
@@ -481,6 +495,7 @@ def build() -> ProbeTab:
             head_a = gr.HTML("", elem_id="probe-summary")
             fig_a = gr.Plot(label="Surprisal", elem_id="probe-surprisal", show_label=False)
             diff_a = gr.Plot(label="Bad − good surprisal per word", elem_id="probe-diff", visible=False, show_label=False)
+            expected_box = gr.HTML("", elem_id="probe-expected")  # what the model expected where the sentences differ
             votes_a = gr.HTML("", elem_id="probe-votes")
         with gr.Column(min_width=300, visible=False, elem_id="probe-second") as col_b:
             head_b = gr.HTML("", elem_id="probe-summary-2")
@@ -489,6 +504,10 @@ def build() -> ProbeTab:
             votes_b = gr.HTML("", elem_id="probe-votes-2")
     pll = gr.Plot(label="Masked LM: per-token PLL under each variant (multi-token words with an inflated "
                   "PLL-original are marked)", visible=False, elem_id="probe-pll")
+    with gr.Accordion("Every token: surprisal, probability and what the model expected there", open=False):
+        tokens_table = gr.Dataframe(headers=token_columns("bits"), interactive=False, wrap=True, max_height=620,
+                                    elem_id="probe-tokens", elem_classes=["acc-table"], buttons=["copy", "fullscreen"],
+                                    column_widths=["13%", "9%", "6%", "8%", "9%", "8%", "8%", "39%"])
     with gr.Accordion("Every judgment: each template and answer order (first model)", open=False):
         table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
                              elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
@@ -529,6 +548,8 @@ def build() -> ProbeTab:
     export_btn.click(prepare_export, [saved, model, model2, methods, unit, view], [export_note, dl_json, dl_csv],
                      api_visibility="undocumented", concurrency_id=PROBE_QUEUE)
     saved.change(clear_export, None, [export_note, dl_json, dl_csv], api_visibility="undocumented", queue=False)
+    for trigger in (saved.change, unit.input):  # drawn from what the probe returned (any stage, any tab that started it)
+        trigger(expected_outputs, [saved, unit], [expected_box, tokens_table], api_visibility="undocumented", queue=False)
     for box in (good, bad):
         box.change(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
     unit.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
