@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import ARTIFACTS, CHROMIUM, launch_browser, screenshot
+from tests.ui_server import ARTIFACTS, CHROMIUM, launch_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -70,14 +70,14 @@ def quick_methods(page):
 
 
 def open_tab(page, name):
-    """A main tab by its name; on a phone Gradio may fold it into the tab row's overflow menu."""
-    tab = page.get_by_role("tab", name=name)
-    if not tab.is_visible():
-        page.locator("#main-tabs .overflow-menu button, #main-tabs button.overflow-dropdown, "
-                     "#main-tabs .overflow-item-button").first.click()
-        tab = page.locator("#main-tabs .overflow-dropdown button, #main-tabs .overflow-dropdown [role=tab]",
-                           has_text=name).first
-    tab.click()
+    """A tab by its name; on a phone Gradio folds most tabs into the tab row's "More tabs" menu."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    menu = page.locator(".overflow-menu", has=page.locator(".overflow-dropdown button", has_text=name)).first
+    menu.locator("button[aria-label='More tabs']").click()
+    menu.locator(".overflow-dropdown button", has_text=name).first.click()
 
 
 def in_view(page, selector) -> dict:
@@ -93,7 +93,9 @@ def shot(page, name):
 
 
 def context_text(page) -> str:
-    page.wait_for_function("() => (document.querySelector('#probe-context')?.innerText || '').includes('%')")
+    """The benchmark box, once filled: it comes with the probe's last stage, so soon after wait_done."""
+    page.wait_for_function("() => (document.querySelector('#probe-context')?.innerText || '').includes('%')",
+                           timeout=30_000)
     return page.inner_text("#probe-context")
 
 
@@ -119,21 +121,24 @@ def test_first_stage_in_view_after_compare(page):
 @pytest.mark.parametrize("model", ["BERT base (cased)", "RoBERTa base"])
 def test_masked_model_pick_has_no_error(page, server, model):
     start = len(server.log_tail(None))
-    pick(page, "probe-model", model)
+    pick(page, "probe-model", model)  # the methods' accordion closed, as a newcomer finds it
     # the method lists follow the model: PLL methods in, LP out
-    page.wait_for_function("() => !!document.querySelector('#probe-methods input[name=pll_original]')")
     page.wait_for_function("() => (document.querySelector('#probe-bench-method input')?.value || '').includes('PLL')")
-    assert page.locator("#probe-methods input[name=lp]").count() == 0
     page.wait_for_timeout(1500)  # an error toast would be up by now
     page.get_by_text("Choose the judgment methods").click()
+    page.wait_for_function("() => !!document.querySelector('#probe-methods input[name=pll_original]')")
+    assert page.locator("#probe-methods input[name=lp]").count() == 0
+    assert page.locator("#probe-methods input:checked").count() == 4  # every PLL variant
+    page.evaluate("() => document.querySelector('#probe-methods').scrollIntoView({block: 'end'})")  # the model above it
     shot(page, f"masked-pick-{model.split()[0].lower()}")
     assert page.locator(ERROR_TOAST).count() == 0, page.inner_text("body")[:2000]
     assert "Error" not in page.inner_text(".toast-wrap") if page.locator(".toast-wrap").count() else True
     new_log = log_since(server, start)
     assert "Traceback" not in new_log and "not in the list of choices" not in new_log and "refused" not in new_log, new_log
     # and back to a causal LM: LP again, no error either
-    pick(page, "probe-model", "SmolLM2")
+    pick(page, "probe-model", "SmolLM2")  # the accordion open now
     page.wait_for_function("() => !!document.querySelector('#probe-methods input[name=lp]')")
+    assert page.locator("#probe-methods input[name=pll_original]").count() == 0
     page.wait_for_timeout(1000)
     assert page.locator(ERROR_TOAST).count() == 0
     new_log = log_since(server, start)
@@ -142,18 +147,21 @@ def test_masked_model_pick_has_no_error(page, server, model):
 
 # ------------------------------------------------------------------------------------------ 3. benchmark box
 def compare_again(page) -> str:
-    """Press Compare on the pair now in the boxes; the benchmark box it gives."""
-    page.evaluate("() => { document.querySelector('#probe-context').innerHTML = ''; }")  # so a new one is awaited
+    """Press Compare on the pair now in the boxes; the benchmark box it gives. The new probe empties the
+    box as it starts and fills it with its last stage: both changes are awaited (counted by an observer)."""
+    page.evaluate("""() => { window.__box = 0; new MutationObserver(() => window.__box++).observe(
+        document.querySelector('#probe-context'), {subtree: true, childList: true, characterData: true}); }""")
     page.click("#probe-run")
-    wait_done(page)
-    return context_text(page)
+    page.wait_for_function("() => window.__box >= 2 && (document.querySelector('#probe-context')?.innerText || '')"
+                           ".includes('%') && !document.querySelector('#probe-status .acc-pending')")
+    return page.inner_text("#probe-context")
 
 
 def test_benchmark_box_from_explore(page):
     quick_methods(page)
     open_tab(page, "Explore results")
     page.wait_for_selector("#explore-phenomenon .js-plotly-plot")
-    page.get_by_role("tab", name="Pairs it gets wrong").click()
+    open_tab(page, "Pairs it gets wrong")
     page.wait_for_function("() => document.querySelectorAll('#explore-wrong [role=gridcell]').length > 4")
     cell = page.locator("#explore-wrong [role=gridcell]").nth(4)
     sentence = cell.inner_text().strip()

@@ -100,6 +100,6 @@ def test_first_model_shows_while_the_second_loads(tmp_path):
             alone = _scores(svc.probe_api(model, *PAIR, METHODS))
             got = _scores(report)
             assert [g[:3] for g in got] == [x[:3] for x in alone]
-            assert [g[3:] for g in got] == pytest.approx([x[3:] for x in alone], abs=1e-4)
+            assert [v for g in got for v in g[3:]] == pytest.approx([v for x in alone for v in x[3:]], abs=1e-4)
     finally:
         state.set_state(None)

@@ -28,8 +28,8 @@ from accapp.service.host import ANY, BENCHMARKS, get_state, paradigms, phenomena
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import links, plots
-from accapp.ui.method_inputs import MethodBoxes, MethodPick
 from accapp.ui.common import esc, friendly, intro, note, pair_label
+from accapp.ui.method_inputs import MethodBoxes, MethodPick
 from accapp.ui.probe_view import (
     busy_html,
     context_html,
