@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow
 FIRST, SECOND = "smollm2-135m-instruct", "gemma3-270m"
 PAIR = ("The key to the cabinets is on the table.", "The key to the cabinets are on the table.")
 METHODS = ["lp", "mean_lp", "yes_no_prob_comp"]  # two stages: sentence probability, then prompting
-WAIT_S = 180
+WAIT_S = 180  # a SmolLM2 stage on a busy machine
+LOAD_WAIT_S = 900  # Gemma's load and a stage of it, on a busy 2-core machine
 
 
 class Stages:
@@ -48,9 +49,9 @@ class Stages:
             raise out
         return out
 
-    def rest(self) -> list:
+    def rest(self, seconds: float = LOAD_WAIT_S) -> list:
         out = []
-        while (stage := self.next()) is not StopIteration:
+        while (stage := self.next(seconds)) is not StopIteration:
             assert stage is not None, "the probe stopped giving stages"
             out.append(stage)
         self.go.put(False)
