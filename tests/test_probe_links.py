@@ -125,7 +125,7 @@ def test_load_link_hostile_gives_a_message_and_no_run(query):
 
 def test_run_linked_does_nothing_without_the_flag():
     (only,) = list(probe.run_linked(False, "a", "b", DEFAULT_MODEL, "", ["lp"], "bits", "words", "lp", None))
-    assert len(only) == 16 and all(o == {"__type__": "update"} for o in only)
+    assert len(only) == 17 and all(o == {"__type__": "update"} for o in only)
 
 
 def test_the_page_js_writes_probe_query_keys():

@@ -190,7 +190,7 @@ def run(*args, model2="", view="words", unit="bits"):
     good, bad, model, methods = args
     outs = list(probe.run_probe(good, bad, model, model2, methods, unit, view, "lp", None))
     names = ["status", "view_line", "head", "fig", "diff", "votes", "col_b", "head_b", "fig_b", "diff_b", "votes_b",
-             "pll", "table", "saved", "meta", "label"]
+             "pll", "table", "saved", "meta", "label", "context"]
     return [dict(zip(names, o)) for o in outs]
 
 
@@ -221,6 +221,8 @@ def test_run_probe_in_stages_with_benchmark_context(app_state):
     assert out["meta"]["paradigm"] == "regular_plural_subject_verb_agreement_1"
     ctx = probe.context_after(DEFAULT_MODEL, "lp", out["meta"], "The dogs bark.", "The dogs barks.", out["saved"])
     assert "66.7 %" in ctx and "right" in ctx  # lp on subject_verb_agreement in the toy run: 4 of 6
+    assert out["context"] == ctx  # the probe's last stage fills the benchmark box itself (issue 34: from any tab)
+    assert first["context"] == "" and mid["context"] == {"__type__": "update"}
     saved = out["saved"]
     assert saved["reports"][0]["tokens"]["good"][0]["token"] == "The"
     again = probe.replot(saved, "nats", "tokens")

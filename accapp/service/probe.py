@@ -443,8 +443,10 @@ class Stage:
 def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "bits", meta: dict | None = None,
                  go_on=lambda: True, context=None):
     """The probe of one model or two, in stages (a generator of Stage): the sentence-probability
-    methods first, then the in-template and prompting methods as they finish. Stops at the next stage
-    once go_on() is false (a newer probe of the same visitor owns the page). A [[...]] region is
+    methods first, then the in-template and prompting methods as they finish. Side by side, each
+    model's stages run on a thread of their own and each shows as it finishes: the first model's
+    answer never waits for the second model's loading (issue 34). Stops at the next stage once
+    go_on() is false (a newer probe of the same visitor owns the page). A [[...]] region is
     stripped before scoring and reported (service/region.py); `context`: text both sentences follow."""
     host = get_state()
     good, bad, regions = region.split_pair(good, bad)
@@ -456,23 +458,66 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
     plan = {m: stages(r.methods) for m, r in requests.items()}
     yield Stage(None, meta, [], loading=[r.spec.name for m, r in requests.items() if not host.is_loaded(m)])
     results, words, rules, reports = {}, {}, {}, {}
-    for k in range(max(len(p) for p in plan.values())):
-        for m, r in requests.items():
-            if k < len(plan[m]):
-                res, w, rule, where = host.probe_stage(m, good, bad, plan[m][k][1], k == 0, context)
-                results[m] = merge(results.get(m), res)
-                words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
-                pending = [label for label, _ in plan[m][k + 1:]]
-                reports[m] = dict(probe_json_full(m, r.spec, results[m], words[m], rel[m], pending, rules[m], unit),
-                                  ran_on=where)
-                region.attach(pair_context.attach(reports[m], context), regions)
-            if not go_on():
-                return
-        pending = sorted({p for r in reports.values() for p in r["pending"]}, key=[s[0] for s in STAGES].index)
-        saved = {"reports": [reports.get(m) for m in models] + [None] * (2 - len(models)), "models": models}
+    for m, k, (res, w, rule, where) in stages_as_they_finish(host, plan, good, bad, go_on, context):
+        r = requests[m]
+        results[m] = merge(results.get(m), res)
+        words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
+        pending = [label for label, _ in plan[m][k + 1:]]
+        reports[m] = dict(probe_json_full(m, r.spec, results[m], words[m], rel[m], pending, rules[m], unit),
+                          ran_on=where)
+        region.attach(pair_context.attach(reports[m], context), regions)
+        waiting = [x for x in models if x not in reports]  # no stage of theirs yet: loading, or scoring
+        todo = [p for x in waiting for p, _ in plan[x]] + [p for rep in reports.values() for p in rep["pending"]]
+        pending = sorted(set(todo), key=[s[0] for s in STAGES].index)
+        saved = {"reports": [reports.get(x) for x in models] + [None] * (2 - len(models)), "models": models}
         if not pending:
             meta = _finish(saved, store, models[0], results[models[0]], meta, good, bad)
-        yield Stage(saved, meta, pending, first=k == 0)
+        yield Stage(saved, meta, pending, first=k == 0,
+                    loading=[requests[x].spec.name for x in waiting if not host.is_loaded(x)])
+
+
+_DONE = object()
+
+
+def stages_as_they_finish(host, plan: dict, good: str, bad: str, go_on=lambda: True, context: str = ""):
+    """(model, stage index, host.probe_stage's answer) for each model's stages, in the order they
+    finish: each model's stages run in order on a thread of its own (in the caller's contextvars:
+    ZeroGPU reads the visitor's request from them), so a model that is loading holds back only its
+    own. The first error raises here; on return or close the threads start no further stage."""
+    import contextvars
+    import queue
+    import threading
+
+    answers: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def run(m):
+        try:
+            for k, (_, methods) in enumerate(plan[m]):
+                if stop.is_set() or not go_on():
+                    break
+                answers.put((m, k, host.probe_stage(m, good, bad, methods, k == 0, context)))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+            answers.put((m, None, exc))
+        finally:
+            answers.put((m, None, _DONE))
+
+    for m in plan:
+        threading.Thread(target=contextvars.copy_context().run, args=(run, m), name=f"probe-{m}", daemon=True).start()
+    running = len(plan)
+    try:
+        while running:
+            m, k, answer = answers.get()
+            if answer is _DONE:
+                running -= 1
+            elif k is None:
+                raise answer
+            elif not go_on():
+                return
+            else:
+                yield m, k, answer
+    finally:
+        stop.set()
 
 
 def _finish(saved: dict, store, model_id: str, result, meta, good, bad) -> dict | None:

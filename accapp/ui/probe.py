@@ -32,6 +32,7 @@ from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import links, many_pairs, plots, region_view
 from accapp.ui.common import esc, friendly, intro, note, pair_label
 from accapp.ui.expected_view import expected_html, token_columns, token_frame
+from accapp.ui.method_inputs import MethodBoxes, MethodPick
 from accapp.ui.probe_view import (
     busy_html,
     context_html,
@@ -175,19 +176,24 @@ def view_note(report: dict | None, view: str) -> str:
     return (f"Surprisal of each word: {rule}" if rule else "Surprisal of each word.") + zh
 
 
-def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures: bool = True):
+def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures: bool = True, waiting: str = ""):
     """Every output of a probe, rendered from `saved` ({"reports": [a, b or None], ...});
-    figures=False keeps the figures (a later stage: words and tokens are the first stage's)."""
+    figures=False keeps the figures (a later stage: words and tokens are the first stage's).
+    waiting: the note in the column of a model whose first stage has not come yet (side by side,
+    the other model's stages show meanwhile)."""
     reports = (saved or {}).get("reports") or [None, None]
     a, b = reports[0], reports[1] if len(reports) > 1 else None
-    two = b is not None  # side by side: each model's table as cards
+    two = len((saved or {}).get("models") or []) > 1  # side by side: each model's table as cards
     ra, rb = render_report(a, unit, view, figures, two), render_report(b, unit, view, figures, two)
+    if waiting:
+        ra = (waiting, *ra[1:]) if a is None else ra
+        rb = (waiting, *rb[1:]) if b is None and two else rb
     table = None
     if a is not None:
         frame = verdict_frame(a.get("verdicts_run") or a["verdicts"], bool(a.get("has_run")), a.get("phenomenon"), unit)
         table = gr.update(value=styled(frame), column_widths=judgment_widths(list(frame.columns)))  # fits its panel
     pll = a.get("pll") if a else None
-    return (status, view_note(a, view), *ra, gr.update(visible=b is not None), *rb,
+    return (status, view_note(a, view), *ra, gr.update(visible=b is not None or two), *rb,
             gr.update(value=plots.pll_figure(pll, unit) if pll else None, visible=bool(pll)),
             table, saved)
 
@@ -197,10 +203,20 @@ def _stop_outputs(message: str):
     return _outputs(None, "bits", "words", error_html(message))
 
 
+# The class of the status line's first note of a probe: the page scrolls to the answer when it
+# appears (SCROLL_JS), whichever tab or button started the probe.
+STARTED = "acc-probe-started"
+
+
+def _loading_text(names: list[str]) -> str:
+    return ("Loading " + " and ".join(names) + " (first use: this takes a little while)…") if names else "Scoring…"
+
+
 def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request: gr.Request = None,
               context=None):
     """The probe in stages (a generator, service.probe.staged_probe): surprisal and the sentence-probability
-    methods first, then the in-template and prompting methods as they finish, for one model or two."""
+    methods first, then the in-template and prompting methods as they finish, for one model or two (each
+    model's stages as they come); once every stage is in, the benchmark box (context_after)."""
     session = getattr(request, "session_hash", None)
     me = LATEST.start(session)
     try:
@@ -209,16 +225,18 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
                                       context):
             meta = stage.meta
             if stage.saved is None:
-                cold = stage.loading
-                first = "Loading " + " and ".join(cold) + " (first use: this takes a little while)…" if cold else "Scoring…"
-                yield (*_outputs(None, unit, view, busy_html(first)), meta, pair_label(meta))
+                first = f"<div class='{STARTED}'>{busy_html(_loading_text(stage.loading))}</div>"
+                yield (*_outputs(None, unit, view, first), meta, pair_label(meta), "")  # the old pair's box goes
             else:
-                yield (*_outputs(stage.saved, unit, view, pending_html(stage.pending), figures=stage.first),
-                       meta, pair_label(meta))
+                done = not stage.pending
+                box = context_after(models[0], bench_method, meta, good, bad, stage.saved) if done else gr.update()
+                yield (*_outputs(stage.saved, unit, view, pending_html(stage.pending), figures=stage.first,
+                                 waiting=busy_html(_loading_text(stage.loading))),
+                       meta, pair_label(meta), box)
     except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
         if not isinstance(exc, UserError):
             log.error("probe failed:\n%s", traceback.format_exc())
-        yield (*_stop_outputs(message_of(exc)), meta, pair_label(meta))
+        yield (*_stop_outputs(message_of(exc)), meta, pair_label(meta), "")
 
 
 def expected_outputs(saved, unit):
@@ -295,6 +313,8 @@ def _prompts(engine, method, good, bad, context=None) -> list[dict]:
 
 @friendly
 def show_prompts(model_id, method, good, bad, context=None):
+    if not method:
+        raise UserError("Pick the method whose prompts to show.")
     svc.ids_for(get_spec(model_id).kind, [method])
     good, bad, _ = regions.split_pair(good, bad)  # the model never sees a region's brackets
     shown = get_state().with_engine(model_id, _prompts, method, good, bad, context)
@@ -344,7 +364,7 @@ def run_linked(go_on, good, bad, model_id, model2, methods, unit, view, bench_me
                context=None):
     """The probe of a shared link (load_link set go_on), else nothing changes."""
     if not go_on:
-        yield (gr.update(),) * 16
+        yield (gr.update(),) * 17
         return
     yield from run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta, request, context)
 
@@ -427,6 +447,16 @@ COUNTER_JS = f"""(g, b) => {{
 }}"""
 
 
+SCROLL_JS = f"""(s) => {{
+  if (!(s || "").includes("{STARTED}")) return;
+  const go = () => {{ const e = document.querySelector("#probe-status");
+    if (!e || e.offsetParent === null) return;  // the Probe tab is not the one shown
+    const top = e.getBoundingClientRect().top;  // already in the window's upper part: the answer shows below it
+    if (top < 0 || top > 0.4 * window.innerHeight) e.scrollIntoView({{block: "start"}}); }};
+  requestAnimationFrame(() => setTimeout(go, 0));
+}}"""
+
+
 def build() -> ProbeTab:
     gr.HTML(intro(
         "Probe a minimal pair",
@@ -474,7 +504,7 @@ def build() -> ProbeTab:
         view = gr.Radio(VIEWS, value="words", label="Surprisal by", scale=2, min_width=200, elem_id="probe-view",
                         info="words: each word's probability; tokens: the model's own pieces")
     with gr.Accordion("Choose the judgment methods (all are selected at first)", open=False):
-        methods = gr.CheckboxGroup(method_choices("causal"), value=method_ids("causal"), label="Judgment methods",
+        methods = MethodBoxes(method_choices("causal"), value=method_ids("causal"), label="Judgment methods",
                                    elem_id="probe-methods")
         with gr.Row():
             all_btn = gr.Button("Select all", size="sm")
@@ -512,12 +542,12 @@ def build() -> ProbeTab:
         table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
                              elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
     with gr.Row():
-        bench_method = gr.Dropdown(method_choices("causal"), value=headline("causal"), label="Benchmark comparison uses",
+        bench_method = MethodPick(method_choices("causal"), value=headline("causal"), label="Benchmark comparison uses",
                                    elem_id="probe-bench-method", info="Whose benchmark accuracy to show below.")
     context = gr.HTML("", elem_id="probe-context")
     with gr.Accordion("Prompts exactly as the model saw them", open=False):
         with gr.Row():
-            prompt_method = gr.Dropdown(method_choices("causal"), value=preset("prompt", "causal")[0], label="Method", scale=3)
+            prompt_method = MethodPick(method_choices("causal"), value=preset("prompt", "causal")[0], label="Method", scale=3)
             prompt_btn = gr.Button("Show prompts", scale=1)
         prompts = gr.Textbox(label="Input strings (start token included)", lines=12, max_lines=40, interactive=False,
                              buttons=["copy"], elem_id="probe-prompts", elem_classes=["acc-prompts"])
@@ -526,7 +556,7 @@ def build() -> ProbeTab:
 
     run_inputs = [good, bad, model, model2, methods, unit, view, bench_method, meta, discourse]
     shown = [view_line, head_a, fig_a, diff_a, votes_a, col_b, head_b, fig_b, diff_b, votes_b, pll, table]
-    run_outputs = [status, *shown, saved, meta, pair_label]
+    run_outputs = [status, *shown, saved, meta, pair_label, context]  # context: the benchmark box, once all is in
     # One progress indicator, in the status line: a loading overlay on every output costs the
     # browser enough CPU to slow the model on a small machine. "multiple": a new request starts at
     # once, and the one before stops at its next stage (LATEST).
@@ -538,8 +568,10 @@ def build() -> ProbeTab:
     url_inputs = [good, bad, model, model2, methods, unit, view, discourse]
     url = dict(fn=None, inputs=url_inputs, outputs=None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
     for e in events:
-        e.then(context_after, [model, bench_method, meta, good, bad, saved], [context], api_visibility="undocumented")
         e.then(**url)
+    # The answer in view as the probe starts (issue 34), whichever button or tab started it: the
+    # status line's first note of a probe (STARTED) scrolls the page to it; the first stage fills in below.
+    status.change(None, [status], None, js=SCROLL_JS, api_visibility="undocumented", queue=False)
     stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)
     for trigger in (run_btn.click, good.submit, bad.submit, unit.input, view.input):
         trigger(**url)
@@ -559,6 +591,8 @@ def build() -> ProbeTab:
     view.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
     bench_method.input(update_context, [model, bench_method, meta, good, bad, saved], [context],
                        api_visibility="undocumented")
+    # A pick fires this twice, the second with the method lists from before the first answer: MethodBoxes
+    # and MethodPick leave out the ids that are no longer among the choices instead of refusing the request.
     model.input(on_model_change, [model, methods], [methods, bench_method, prompt_method], api_visibility="undocumented")
     bench.input(on_bench_change, [bench], [phen, para], api_visibility="undocumented")
     phen.input(on_phen_change, [bench, phen], [para], api_visibility="undocumented")
@@ -575,13 +609,11 @@ def build() -> ProbeTab:
                               go_on],
                      api_visibility="undocumented", queue=False)
     linked = dict(ev, fn=run_linked, inputs=[go_on, *run_inputs])
-    after = dict(fn=context_after, inputs=[model, bench_method, meta, good, bad, saved], outputs=[context],
-                 api_visibility="undocumented")
     tab = ProbeTab(good, bad, meta, model, methods, pair_label, dict(ev, outputs=run_outputs))
-    tab.link_load = {"load": link_load, "run": linked, "after": after}
+    tab.link_load = {"load": link_load, "run": linked}
     return tab
 
 
 def wire_links(demo: gr.Blocks, tab: ProbeTab) -> None:
-    """Opening a shared probe link fills the Probe tab and runs it (then its benchmark context)."""
-    demo.load(**tab.link_load["load"]).then(**tab.link_load["run"]).then(**tab.link_load["after"])
+    """Opening a shared probe link fills the Probe tab and runs it (its benchmark context included)."""
+    demo.load(**tab.link_load["load"]).then(**tab.link_load["run"])
