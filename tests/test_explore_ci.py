@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from accapp.analysis import intervals as CI
-from accapp.methods.ties import tolerance
+from accapp.methods.ties import tolerance as tie_tolerance
 from accapp.service import host as state
 from accapp.ui import explore, links, plots
 
@@ -34,9 +34,14 @@ def shipped_state():
 
 
 def raw_pairs(method: str) -> pd.DataFrame:
-    """Per-pair correctness straight from the Parquet file (pandas, not the store or the analysis code)."""
-    rows = pd.read_parquet(SHIPPED, columns=["method", "template", "paradigm", "phenomenon", "pair_id", "correct"])
-    rows = rows[rows.method == method]
+    """Per-pair correctness straight from the Parquet file (pandas, not the store or the analysis code), by
+    the papers' rule Explore shows (score_good > score_bad; an ensemble: its share), pairs flagged
+    "identical" left out (issue 35)."""
+    rows = pd.read_parquet(SHIPPED, columns=["method", "template", "paradigm", "phenomenon", "pair_id", "correct",
+                                             "score_good", "score_bad", "flag"])
+    rows = rows[(rows.method == method) & (rows.flag.fillna("") == "")]
+    if not method.startswith("ens_"):
+        rows = rows.assign(correct=(rows.score_good > rows.score_bad).astype(float))
     return rows.groupby(["paradigm", "pair_id"]).agg(phenomenon=("phenomenon", "first"),
                                                     correct=("correct", "mean")).reset_index()
 
@@ -104,7 +109,7 @@ def test_overall_interval_matches_stratified_scipy_bootstrap(shipped_state):
     res = stats.bootstrap(groups, mean_of_means, n_resamples=1000, method="percentile", vectorized=True,
                           rng=np.random.default_rng(7))
     tol = tolerance(res, len(pairs)) + 0.1  # + the table's rounding to 0.1 point
-    assert row["Pairs"] == len(pairs) == 67000  # the whole of BLiMP (issue 32)
+    assert row["Pairs"] == len(pairs) == 67000 - 7  # the whole of BLiMP (issue 32) but its 7 identical pairs
     assert lo == pytest.approx(100 * res.confidence_interval.low, abs=tol)
     assert hi == pytest.approx(100 * res.confidence_interval.high, abs=tol)
     assert row["Accuracy (%)"] == pytest.approx(100 * np.mean([g.mean() for g in groups]), abs=0.05)
@@ -156,7 +161,7 @@ def test_wrong_pairs_sort_and_filter(shipped_state):
 
     df = view_model.wrong_pairs(view_model.select(BENCH, MODEL, ["lp"], "mean"), "lp")
     assert len(df) > explore.WRONG_LIMIT  # wrong: the bad sentence wins, or a tie
-    slack = [tolerance("lp", g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
+    slack = [tie_tolerance("lp", g, b) + 1e-4 for g, b in zip(df["Score: good"], df["Score: bad"])]  # + the 4-decimal rounding
     assert (df["Margin (good − bad)"] <= slack).all()
     worst = explore.filter_wrong(df, sort="margin")
     assert worst["Margin (good − bad)"].is_monotonic_increasing

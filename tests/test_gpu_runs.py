@@ -66,10 +66,12 @@ def test_shipped_ensembles_follow_their_members():
     from accapp.methods import formulas as F
 
     rows = pd.read_parquet(SHIPPED / "smollm2-135m-instruct__blimp.parquet",
-                           columns=["paradigm", "pair_id", "method", "template", "correct"],
+                           columns=["paradigm", "pair_id", "method", "template", "correct", "score_good", "score_bad"],
                            filters=[("paradigm", "in", ["adjunct_island", "passive_1"])])
-    members = rows[rows.method.isin(["yes_no_prob_comp", "in_template_lp"])].pivot_table(
-        index=["paradigm", "pair_id"], columns=["method", "template"], values="correct")
+    members = rows[rows.method.isin(["yes_no_prob_comp", "in_template_lp"])]
+    # each vote a strict prediction, as Ide et al. count it (issue 35: methods/ensembles.py)
+    members = members.assign(strict=(members.score_good > members.score_bad).astype(float)).pivot_table(
+        index=["paradigm", "pair_id"], columns=["method", "template"], values="strict")
     members = members.to_dict("index")
     checked = 0
     for ens in F.ENSEMBLE_SETTINGS:

@@ -207,6 +207,7 @@ def test_report_json(results_dir, capsys):
     }
     # lp: paradigms A 1/2, B 2/2, C 2/4 -> (50 + 100 + 50) / 3 = 66.6667; one tie (c3)
     assert by[("lp", "-")] == {"method": "lp", "template": "-", "pairs": 8, "ties": 1, "accuracy": 66.6667,
+                               "accuracy_ties_wrong": 66.6667, "left_out": 0,
                                "by_phenomenon": {"island_effects": 50.0, "subject_verb_agreement": 66.6667}}
     # in_template_lp: t1 75.0, t2 66.6667 -> mean 70.8333, sd 8.3333 / sqrt(2) = 5.8926, max 75.0 (template 1)
     assert by[("in_template_lp", "mean")]["accuracy"] == 70.8333

@@ -25,7 +25,7 @@ import torch
 
 from accapp.methods import formulas as F
 from accapp.methods import ties
-from accapp.methods.descriptor import descriptors, describe
+from accapp.methods.descriptor import describe, descriptors
 
 
 def test_tie_rule_by_hand():

@@ -156,7 +156,7 @@ def test_probe_methods_are_checked_before_any_model():
         svc.check_probe("causal", "a", " ", ["lp"])
     result = svc.probe(FakeEngine(), "The dogs bark.", "The dogs barks.", "lp")
     out = svc.probe_json("m", result)
-    assert set(out) == {"model", "good", "bad", "majority", "verdicts", "tokens"} and out["model"] == "m"
+    assert set(out) == {"model", "good", "bad", "flag", "majority", "verdicts", "tokens"} and out["model"] == "m"
     assert svc.language_mismatch(["en"], "他走了。", "走了他。") == "zh" and svc.language_mismatch(["en"], "a", "b") is None
 
 

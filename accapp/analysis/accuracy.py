@@ -181,7 +181,8 @@ def best_template(store: Store, model: str, benchmark: str, method: str) -> str:
     return str(df.template.iloc[0])
 
 
-def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None, rule: str = STRICT) -> pd.DataFrame:
+def method_summary(store: Store, model: str, benchmark: str, methods: Iterable[str] | str | None = None,
+                   rule: str = STRICT) -> pd.DataFrame:
     """Everything the ``report`` command prints, in long format.
 
     One row per (method, template, phenomenon) with phenomenon "overall" for the overall

@@ -16,7 +16,8 @@ from pathlib import Path
 from accapp.methods import formulas as F
 
 DATA_FILE = Path(__file__).with_name("data") / "methods.json"
-FIELDS = ("name", "family", "source", "formula", "plain", "unit", "rule", "pass_group", "terms", "tie_rtol")  # each method's entry, all required
+# each method's entry, all required
+FIELDS = ("name", "family", "source", "formula", "plain", "unit", "rule", "pass_group", "terms", "tie_rtol")
 UNITS = ("log", "log/token", "probability", "share")
 
 

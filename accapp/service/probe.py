@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from accapp.schema import pair_flag
 from accapp import benchmarks
 from accapp.engine import PairResult, detect_language
 from accapp.errors import UserError, validate_sentence
 from accapp.methods import describe, descriptors, for_model, headline_methods, ids_for, method_ids, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
+from accapp.schema import pair_flag
 from accapp.service import context as pair_context
 from accapp.service import expected, ratings, region, verdicts
 from accapp.service.gpu import method_count, model_call

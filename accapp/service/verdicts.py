@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
-from accapp.schema import IDENTICAL_WARNING, pair_flag
 from accapp.methods import descriptors, headline_methods
 from accapp.methods.base import MethodScore
+from accapp.schema import IDENTICAL_WARNING, pair_flag
 
 LN2 = math.log(2.0)
 LENGTH_WARNING_TOKENS = 3  # |tokens(good) - tokens(bad)| at or above this gets a warning (LP favours shorter strings)

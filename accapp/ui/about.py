@@ -35,7 +35,7 @@ def md(text) -> str:
     return s.replace("\n", " ⏎ ")
 
 
-SCORING_RULES = f"""### Ties, conventions, answer tokens
+SCORING_RULES = """### Ties, conventions, answer tokens
 - **Ties.** Two accuracies. The papers' (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023), shown beside
   their numbers: a pair is right when score(good) > score(bad). The project's, beside it where it
   differs: scores closer than the method's **tie tolerance** are a **tie**, counted wrong and shown.
