@@ -748,7 +748,8 @@ class CausalScorer:
         topk = [want_k.get(r.parts[0], 0) if len(r.parts) == 1 else 0 for r in seq_reqs] + [0] * (len(seqs) - len(seq_reqs))
         found: dict = {}
         found_top: dict = {}
-        lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw, topk, found_top) if seqs else []
+        args = (seqs, limits, answers, bounds, found, raw) + ((topk, found_top) if any(topk) else ())
+        lps = self._score_within_memory(*args) if seqs else []
         for r, lp, seq in zip(seq_reqs, lps, seqs):
             out[r] = self._seq_result(r, encoded[r], seq, lp)
         chained_lp: dict = {}
