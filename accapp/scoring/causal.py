@@ -777,7 +777,8 @@ class CausalScorer:
         topk += [0] * (len(seqs) - len(seq_reqs))
         found: dict = {}
         found_top: dict = {}
-        lps = self._score_within_memory(seqs, limits, answers, bounds, found, raw, topk, found_top) if seqs else []
+        args = (seqs, limits, answers, bounds, found, raw) + ((topk, found_top) if any(topk) else ())
+        lps = self._score_within_memory(*args) if seqs else []
         for r, lp, seq in zip(seq_reqs, lps, seqs):
             out[r] = self._seq_result(r, encoded[r], seq, lp)
         chained_lp: dict = {}
