@@ -140,7 +140,7 @@ def test_probe_api_reports_the_region_and_the_context(tiny_state):
 def test_the_probe_tab_shows_the_region_in_its_unit(tiny_state):
     *_, last = probe_ui.run_probe("These casseroles [[disgust]] Kayla.", BAD, DEFAULT_MODEL, "", ["lp", "mean_lp"],
                                   "nats", "words", "lp", None, None, "Kayla cooked all week.")
-    saved = last[-3]
+    saved = next(o for o in last if isinstance(o, dict) and "reports" in o)  # the tab's saved state
     report = saved["reports"][0]
     _check_sums(report)
     html = region_view.extras_html(saved, "nats")
