@@ -1,6 +1,7 @@
 """Every speed-up leaves every score equal to the naive baseline (one plain forward pass per
 string, full logits) within 1e-4 nats: 8 BLiMP pairs from 8 paradigms, every causal method and
-template, on the real SmolLM2. 8, not 50: the naive baseline runs 54 full passes a pair (86 before its one-token answers were read from one pass over their prompt), too long
+template, on the real SmolLM2. 8, not 50: the naive baseline runs 54 full passes a pair (86 before
+its one-token answers were read from one pass over their prompt), too long
 for CI at 50 (docs/performance.md, "The test suite's time"); breadth is covered elsewhere: the tiny
 models on every method (test_tiny_engine.py), the float64 reference on 50 pairs' LPs
 (test_causal_scorer.py), pairs alone and batched (test_ties.py). It is also SmolLM2's case of
