@@ -59,7 +59,7 @@ class FakeEngine:
             MethodScore("ens_mix_p3", "-", 0.7, 0.3, answers=Answers(p_votes=2, l_votes=4)),
         ]
 
-    def score_pairs(self, pairs, methods=None, language=None, words=False):
+    def score_pairs(self, pairs, methods=None, language=None, words=False, topk=0):  # topk: a fake expects nothing
         self.calls += 1
         out = []
         for p in pairs:
