@@ -175,3 +175,16 @@ def pytest_runtest_makereport(item, call):
         report = outcome.get_result()
         report.outcome = "failed"
         report.longrepr = "fast tier: " + "; ".join(new)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for every browser test (each test opens its own page)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.ui_server import launch_browser
+
+    with sync_playwright() as p:
+        b = launch_browser(p)
+        yield b
+        b.close()

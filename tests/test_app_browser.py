@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tests.fixtures.results_small import write_results
-from tests.ui_server import CHROMIUM, launch_browser, screenshot, start_server
+from tests.ui_server import CHROMIUM, screenshot, start_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -28,16 +28,6 @@ def server(tmp_path_factory):
     srv = start_server(tmp, {"ACCAPP_RESULTS_DIR": str(results)})
     yield srv
     srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ import pytest
 from accapp.models import DEFAULT_MODEL
 from accapp.ui import links
 from tests.test_app_browser import table_rows, textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -27,16 +27,6 @@ CONTEXT = "Kayla cooked all week for the party."
 @pytest.fixture(scope="module")
 def server(app_server):
     return app_server  # the session's shared server (tests/conftest.py)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 def open_page(browser, url, width=1400, height=900):

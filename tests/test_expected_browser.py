@@ -10,22 +10,12 @@ import pytest
 
 from tests.test_app_browser import row_count, table_rows
 from tests.test_probe_browser import TIMEOUT_MS, run
-from tests.ui_server import CHROMIUM, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("width,height", [(1400, 900), (390, 844)])

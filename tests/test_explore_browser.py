@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.ui_server import CHROMIUM, ROOT, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, ROOT, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)"),
@@ -28,16 +28,6 @@ TIMEOUT_MS = 240_000
 @pytest.fixture(scope="module")
 def server(app_server):
     return app_server
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 def fresh_page(browser):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -23,16 +23,6 @@ BA = ("有个学生的最好的朋友把坡卖了。", "有个学生的最好的
 @pytest.fixture(scope="module")
 def server(app_server):
     return app_server  # the session's shared server (tests/conftest.py): the shipped results in precomputed/
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 def open_page(browser, server, width=1400):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import ARTIFACTS, CHROMIUM, launch_browser
+from tests.ui_server import ARTIFACTS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -31,16 +31,6 @@ ERROR_TOAST = ".toast-body.error, [data-testid='toast-body'].error, .toast-wrap 
 @pytest.fixture(scope="module")
 def server(app_server):
     return app_server
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture(params=list(VIEWPORTS))

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -34,16 +34,6 @@ FIGURE_JS = """sel => { const p = document.querySelector(sel + ' .js-plotly-plot
 @pytest.fixture(scope="module")
 def server(app_server):
     return app_server  # the session's shared server (tests/conftest.py)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 def fresh_page(browser, url):
@@ -175,7 +165,8 @@ def test_export_downloads_json_with_the_models_provenance_and_csv(original):
     good_trace = before["figure"]["traces"][0]  # the top row: the acceptable sentence
     assert good_trace["y"] == pytest.approx(xs, abs=1e-4)
     df = pd.read_csv(io.BytesIO(Path(dl_csv.value.path()).read_bytes()))
-    assert set(df.record) == {"provenance", "word", "token", "judgment", "prompt"}
+    # what the model expected instead (issue 34, item 11) comes with its own records
+    assert set(df.record) == {"provenance", "word", "token", "judgment", "prompt", "expected_word", "expected_token"}
     assert len(df[df.record == "judgment"]) == sum(len(m["judgments"]) for m in data["models"])
 
 
