@@ -33,13 +33,7 @@ DIFFERENT = [
 SAME = ["These casseroles disgust Kayla.", "Who should Derek hug after shocking Richard?"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models: one thread is much faster than two contended ones on a shared 2-core box."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.threads import one_thread  # noqa: E402,F401 - autouse: one torch thread for this module
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import math
 from pathlib import Path
 
 import pytest
-import torch
 
 from accapp.engine import Engine, make_scorer
 from accapp.scoring.word_prob import word_records
@@ -35,12 +34,7 @@ def _gallery(ident: str) -> dict:
     return next(g for g in GALLERY if g["id"] == ident)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.threads import one_thread  # noqa: E402,F401 - autouse: one torch thread for this module
 
 
 # ---- the grouping alone, on made-up numbers ----------------------------------------------

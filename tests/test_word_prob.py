@@ -29,13 +29,7 @@ FIELDS = {"index", "word", "start", "end", "tokens", "logprob_sum", "logprob", "
           "surprisal_bits", "sum_surprisal_nats", "sum_surprisal_bits", "no_token", "correction_applies"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Small forward passes: one thread beats two contended ones on a shared 2-core box."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.threads import one_thread  # noqa: E402,F401 - autouse: one torch thread for this module
 
 
 def _boundary(engine, text):
