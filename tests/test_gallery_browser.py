@@ -9,25 +9,20 @@ import pytest
 
 from accapp.service import gallery as data
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
 
 @pytest.fixture(scope="module")
-def page(app_server):  # the session's shared server (tests/conftest.py)
-    from playwright.sync_api import sync_playwright
-
-    srv = app_server
-    with sync_playwright() as p:
-        browser = launch_browser(p)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        pg.set_default_timeout(300_000)
-        pg.goto(srv.url)
-        pg.wait_for_selector("#probe-run")
-        yield pg
-        browser.close()
+def page(app_server, browser):  # the session's shared server and Chromium (tests/conftest.py)
+    pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+    pg.set_default_timeout(300_000)
+    pg.goto(app_server.url)
+    pg.wait_for_selector("#probe-run")
+    yield pg
+    pg.close()
 
 
 def test_gallery_cards_projection_and_try_it(page):

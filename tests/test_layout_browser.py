@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from accapp.service import gallery as data
-from tests.ui_server import CHROMIUM, ROOT, launch_browser, screenshot
+from tests.ui_server import CHROMIUM, ROOT, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)"),
@@ -22,16 +22,6 @@ DESKTOP = {"width": 1400, "height": 900}
 PROJECTOR_PX = 720
 LINK = ("?tab=explore&bench=blimp&model=smollm2-135m-instruct&methods=lp,in_template_lp&template=best")
 TIMEOUT_MS = 240_000
-
-
-@pytest.fixture(scope="module")
-def browser(app_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 def new_page(browser, viewport):

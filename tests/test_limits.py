@@ -399,7 +399,8 @@ def test_refused_inputs_are_a_message_and_one_log_line(app, client, tmp_path):
     with pytest.raises(ValidationError, match="65 method ids were sent; at most 64"):  # file scoring: the same cap
         client.predict(handle_file(str(_csv(tmp_path / "one.csv", [(GOOD, BAD)]))), "smollm2-135m-instruct",
                        ["lp"] * 65, api_name="/score_file")
-    assert _sse_error(app, "probe", [GOOD]) == "/probe takes 4 input values; the request sent 1."
+    assert _sse_error(app, "probe", [GOOD]) == "/probe takes 2 to 5 input values; the request sent 1."
+    assert _sse_error(app, "probe", [GOOD, BAD, "smollm2-135m-instruct", ["lp"]]) is None  # a 4-value client: context defaults
     assert "The model must be a model id" in _sse_error(app, "probe", [GOOD, BAD, ["smollm2-135m-instruct"], ["lp"]])
     assert "65 method ids were sent; at most 64" in _sse_error(app, "probe", [GOOD, BAD, "smollm2-135m-instruct", ["lp"] * 65])
     unknown = _sse_error(app, "probe", [GOOD, BAD, "smollm2-135m-instruct", [f"nope{i}" for i in range(60)]])

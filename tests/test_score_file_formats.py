@@ -19,6 +19,7 @@ from accapp.schema import ENSEMBLE_METHODS
 from accapp.service import host as state
 from accapp.service import score_file as svc
 from accapp.ui import score_file
+from tests.ui_server import CHROMIUM
 
 MODEL = "smollm2-135m-instruct"
 METHODS = ["lp", "mean_lp", "in_template_lp", "ab_prompting", "ens_mix_p3"]
@@ -248,49 +249,45 @@ def test_api_endpoints_layouts_and_every_file(app_server, upload):
 
 @pytest.mark.process
 @pytest.mark.browser
-def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(app_server, tmp_path_factory, upload):
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")
+def test_the_tab_long_layout_tokens_and_phenomena_in_a_browser(app_server, browser, tmp_path_factory, upload):
     """In headless Chromium: the long layout and the tokens box, the downloads (result CSV first,
     then tokens, phenomena, sidecar) and the table by phenomenon."""
     from urllib.parse import unquote
 
-    from playwright.sync_api import sync_playwright
-
     from tests.test_app_browser import table_rows
     from tests.test_app_browser import upload as attach
-    from tests.ui_server import CHROMIUM, launch_browser, screenshot
+    from tests.ui_server import screenshot
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs /usr/bin/chromium (scripts/setup-browser.sh)")
-    with sync_playwright() as p:
-        browser = launch_browser(p)
-        page = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
-        page.set_default_timeout(240_000)
-        page.goto(app_server.url)  # the session's shared server (tests/conftest.py)
-        page.get_by_role("tab", name="Score a file").click()
-        page.wait_for_selector("#file-run", state="visible")
-        attach(page, "#file-upload", upload)
-        for method in ("in_template_lp", "yes_no_prob_comp", "pen_lp"):  # LP and MeanLP: quick
-            page.click(f"#file-methods input[name={method}]")
-        page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 2")
-        page.click("#file-layout input[value=long]")
-        page.click("#file-tokens input[type=checkbox]")
-        page.click("#file-run")
-        page.wait_for_function("() => document.querySelectorAll('#file-result a').length >= 4")
-        page.wait_for_function("() => (document.querySelector('#file-summary')?.innerText || '').includes('Scored ')")
-        assert "Scored 6 of 7 rows" in page.inner_text("#file-summary")
-        hrefs = page.eval_on_selector_all("#file-result a", "as => as.map(a => a.getAttribute('href'))")
-        names = [unquote(h).rsplit("/", 1)[-1] for h in hrefs]
-        assert names[0].endswith("-long.csv") and names[1].endswith("-tokens.csv")
-        assert names[2].endswith("-phenomena.csv") and names[3].endswith(".meta.json")
-        page.wait_for_function("() => document.querySelectorAll('#file-phenomena [role=gridcell]').length > 0")
-        rows = table_rows(page, "file-phenomena")
-        assert [r[0] for r in rows] == ["agreement", "wh", "npi"] and [r[1] for r in rows] == ["2", "2", "2"]
-        out = tmp_path_factory.mktemp("downloads")
-        with page.expect_download() as info:
-            page.locator("#file-result a").nth(3).click()
-        info.value.save_as(out / "meta.json")
-        meta = json.loads((out / "meta.json").read_text())
-        assert meta["format"] == "long" and meta["provenance"]["model_id"] == MODEL
-        assert meta["input"]["sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
-        screenshot(page, "score-file-formats.png")
-        browser.close()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(240_000)
+    page.goto(app_server.url)  # the session's shared server (tests/conftest.py)
+    page.get_by_role("tab", name="Score a file").click()
+    page.wait_for_selector("#file-run", state="visible")
+    attach(page, "#file-upload", upload)
+    for method in ("in_template_lp", "yes_no_prob_comp", "pen_lp"):  # LP and MeanLP: quick
+        page.click(f"#file-methods input[name={method}]")
+    page.wait_for_function("() => document.querySelectorAll('#file-methods input:checked').length === 2")
+    page.click("#file-layout input[value=long]")
+    page.click("#file-tokens input[type=checkbox]")
+    page.click("#file-run")
+    page.wait_for_function("() => document.querySelectorAll('#file-result a').length >= 4")
+    page.wait_for_function("() => (document.querySelector('#file-summary')?.innerText || '').includes('Scored ')")
+    assert "Scored 6 of 7 rows" in page.inner_text("#file-summary")
+    hrefs = page.eval_on_selector_all("#file-result a", "as => as.map(a => a.getAttribute('href'))")
+    names = [unquote(h).rsplit("/", 1)[-1] for h in hrefs]
+    assert names[0].endswith("-long.csv") and names[1].endswith("-tokens.csv")
+    assert names[2].endswith("-phenomena.csv") and names[3].endswith(".meta.json")
+    page.wait_for_function("() => document.querySelectorAll('#file-phenomena [role=gridcell]').length > 0")
+    rows = table_rows(page, "file-phenomena")
+    assert [r[0] for r in rows] == ["agreement", "wh", "npi"] and [r[1] for r in rows] == ["2", "2", "1"]  # npi's identical one: left out
+    out = tmp_path_factory.mktemp("downloads")
+    with page.expect_download() as info:
+        page.locator("#file-result a").nth(3).click()
+    info.value.save_as(out / "meta.json")
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["format"] == "long" and meta["provenance"]["model_id"] == MODEL
+    assert meta["input"]["sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
+    screenshot(page, "score-file-formats.png")
+    context.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from pathlib import Path
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the app runs offline
 
 import gradio as gr  # noqa: E402
+from gradio.components.api_component import Api as ApiInput  # noqa: E402  (gr.api's inputs)
 
 from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
@@ -163,6 +165,7 @@ class CheckedBlocks(gr.Blocks):
     Gradio's own print a traceback per request, so one visitor could flood the log."""
 
     async def preprocess_data(self, block_fn, inputs, state, explicit_call=False):
+        inputs = with_defaults(block_fn, inputs)
         try:
             return await super().preprocess_data(block_fn, inputs, state, explicit_call)
         except OSError:  # the machine's trouble (a full disk), not the visitor's input
@@ -171,13 +174,42 @@ class CheckedBlocks(gr.Blocks):
             raise refusal(block_fn, inputs, exc) from None
 
 
+def _defaults(block_fn) -> list:
+    """The defaults of an API function's trailing optional parameters (gr.api endpoints only: an
+    event's inputs are components, whose values the page always sends)."""
+    if not block_fn.inputs or not all(isinstance(c, ApiInput) for c in block_fn.inputs):
+        return []
+    try:
+        params = list(inspect.signature(block_fn.fn).parameters.values())[: len(block_fn.inputs)]
+    except (TypeError, ValueError):
+        return []
+    defaults = []
+    for param in reversed(params):
+        if param.default is inspect.Parameter.empty:
+            break
+        defaults.insert(0, param.default)
+    return defaults
+
+
+def with_defaults(block_fn, inputs):
+    """A raw API request may leave out trailing optional values (a client written when /probe took
+    4 values still works now it takes 5): they take the function's defaults."""
+    wanted, got = len(block_fn.inputs), len(inputs or [])
+    defaults = _defaults(block_fn) if got < wanted else []
+    if got < wanted and wanted - got <= len(defaults):
+        return list(inputs or []) + defaults[len(defaults) - (wanted - got):]
+    return inputs
+
+
 def refusal(block_fn, inputs, exc: Exception) -> gr.Error:
     """The message (and the one log line) for inputs Gradio refused before a handler ran."""
     where = f"/{block_fn.api_name}" if block_fn.api_name else (block_fn.name or "an event")
     wanted, got = len(block_fn.inputs), len(inputs or [])
     detail = str(getattr(exc, "message", exc) or type(exc).__name__).splitlines()[0]
     if got < wanted:
-        text = f"{where} takes {wanted} input values; the request sent {got}."
+        optional = len(_defaults(block_fn))
+        takes = f"{wanted - optional} to {wanted}" if optional else f"{wanted}"
+        text = f"{where} takes {takes} input values; the request sent {got}."
     elif "not in the list of choices" in detail:  # Gradio's own message echoes the value and every choice
         text = f"{where} was sent a value that is not one of its choices."
     else:
