@@ -196,7 +196,8 @@ def test_side_by_side_first_model_does_not_wait_for_the_second(page, server):
     page.wait_for_function("() => (document.querySelector('#probe-summary')?.innerText || '').includes('LP prefers')")
     second = page.inner_text("#probe-summary-2")
     shot(page, "side-by-side-first-model-first")
-    assert "LP prefers" not in second and "Loading Gemma 3 270M" in second, second
+    # Gemma still loading, or (its weights in the page cache: a load of a few seconds) already scoring
+    assert "LP prefers" not in second and ("Loading Gemma 3 270M" in second or "Scoring" in second), second
     assert page.is_visible("#probe-second")
     wait_done(page)
     page.wait_for_function("() => (document.querySelector('#probe-summary-2')?.innerText || '').includes('LP prefers')")
