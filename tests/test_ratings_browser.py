@@ -137,6 +137,9 @@ def test_a_point_of_the_builtin_set_opens_with_the_humans(page):
     assert page.input_value("#probe-bad textarea") == row["bad"]
     label = page.inner_text("#probe-pair-label")
     assert f"acceptable z = {row['rating_good']:+.2f}" in label and f"unacceptable z = {row['rating_bad']:+.2f}" in label
+    # the page still shows the last test's probe (a rated file's pair) until this one's headline is drawn
+    page.wait_for_function("([p]) => (document.querySelector('#probe-summary')?.innerText || '').includes(p)",
+                           arg=[f"Humans (LI pair {point['pair']})"])
     wait_probe_done(page)
     head = page.inner_text("#probe-summary")
     run = pd.read_parquet(root / "precomputed" / "ratings" / f"{model}__li.parquet")
