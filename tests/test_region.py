@@ -211,14 +211,14 @@ def test_click_replaces_a_marked_region():
     assert region.clicked("These [[casseroles]] disgust Kayla.", (25, 30)) == "These casseroles disgust [[Kayla]]."
 
 
+def test_click_beside_the_region_grows_it():
+    assert region.clicked("These [[casseroles]] disgust Kayla.", (17, 24)) == "These [[casseroles disgust]] Kayla."
+    assert region.clicked("These [[casseroles]] disgust Kayla.", (0, 5)) == "[[These casseroles]] disgust Kayla."
+    assert region.clicked("These [[casseroles disgust]] Kayla.", (25, 30)) == "These [[casseroles disgust Kayla]]."
+
+
 def test_click_on_the_sole_marked_word_removes_it():
     assert region.clicked("These casseroles [[disgust]] Kayla.", (17, 24)) == S
-
-
-def test_shift_click_extends_right_and_left():
-    assert region.clicked("These [[casseroles]] disgust Kayla.", (25, 30), extend=True) == "These [[casseroles disgust Kayla]]."
-    assert region.clicked("These casseroles [[disgust]] Kayla.", (0, 5), extend=True) == "[[These casseroles disgust]] Kayla."
-    assert region.clicked(S, (17, 24), extend=True) == "These casseroles [[disgust]] Kayla."  # nothing to extend: marks
 
 
 def test_click_inside_a_longer_region_narrows_it():
@@ -233,10 +233,10 @@ def test_stale_or_invalid_span_leaves_the_sentence():
 
 def test_click_offsets_are_into_the_stripped_sentence():
     # the offsets are the scored sentence's (no brackets, no leading spaces)
-    assert region.clicked("  [[These]] casseroles disgust Kayla.", (6, 16)) == "These [[casseroles]] disgust Kayla."
+    assert region.clicked("  [[These]] casseroles disgust Kayla.", (17, 24)) == "These casseroles [[disgust]] Kayla."
 
 
 def test_click_chinese():
     assert region.clicked("这些桌子很干净。", (2, 4)) == "这些[[桌子]]很干净。"
-    assert region.clicked("这些[[桌子]]很干净。", (5, 7), extend=True) == "这些[[桌子很干净]]。"
+    assert region.clicked("这些[[桌子]]很干净。", (4, 5)) == "这些[[桌子很]]干净。"
     assert region.clicked("这些[[桌子]]很干净。", (2, 4)) == "这些桌子很干净。"

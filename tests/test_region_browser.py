@@ -1,7 +1,7 @@
 """Clicking a word marks the critical region (issue 34, item 13), in headless Chromium against the
 session's shared server: a click on a word's bar in the per-word figure puts [[word]] in that
-sentence's box and the probe runs again (the region table shows the word's surprisal); shift-click
-extends the region; a click on the sole marked word removes it. Screenshot in test-artifacts/."""
+sentence's box and the probe runs again (the region table shows the word's surprisal); a click on
+the word beside the region grows it; a click on the sole marked word removes it. Screenshot in test-artifacts/."""
 
 from __future__ import annotations
 
@@ -46,15 +46,11 @@ def page(browser, app_server):
     ctx.close()
 
 
-def click_word(page, side, start, shift=False):
+def click_word(page, side, start):
     page.wait_for_function(f"() => ({BAR})(['{side}', {start}]) !== null")
     bar = page.evaluate(BAR, [side, start])
     page.mouse.move(bar["x"], bar["y"])
-    if shift:
-        page.keyboard.down("Shift")
     page.mouse.click(bar["x"], bar["y"])
-    if shift:
-        page.keyboard.up("Shift")
     return bar
 
 
@@ -69,7 +65,7 @@ def wait_region(page, words):
                            arg=[words])
 
 
-def test_click_a_word_marks_the_region_shift_extends_click_again_unmarks(page):
+def test_click_a_word_marks_the_region_a_neighbour_grows_it_click_again_unmarks(page):
     assert "click" in page.inner_text("#probe-region-help")
     textbox(page, "probe-good").fill(GOOD)
     textbox(page, "probe-bad").fill(BAD)
@@ -82,8 +78,8 @@ def test_click_a_word_marks_the_region_shift_extends_click_again_unmarks(page):
     row = next(line for line in table.splitlines() if line.startswith("Unacceptable") or "unacceptable" in line.lower()[:30])
     assert f"are\t{bar['bits']:.2f} bits" in row, (row, bar)
     screenshot(page, "region-click.png")
-    # shift-click on "cabinets" extends the region leftwards to it
-    click_word(page, "bad", BAD.index("cabinets"), shift=True)
+    # a click on "cabinets", the word just before the region, grows it leftwards
+    click_word(page, "bad", BAD.index("cabinets"))
     wait_box(page, "probe-bad", "The key to the [[cabinets are]] on the table.")
     wait_region(page, "cabinets are")
     # a plain click on "cabinets" now narrows to it; a second click removes the mark

@@ -13,8 +13,8 @@ from accapp.ui.common import esc
 REGION_HELP = ("Mark the critical region with double brackets, e.g. <code>These casseroles [[disgust]] Kayla.</code>: "
                "the probe sums its surprisal in each sentence, and the spill-over region's (the next "
                f"{'word' if SPILLOVER_WORDS == 1 else f'{SPILLOVER_WORDS} words'}). The brackets are not scored.")
-CLICK_HELP = ("Or click a word's bar in the per-word figure: a click marks that word, shift-click extends "
-              "the region to it, a click on the sole marked word removes the mark.")
+CLICK_HELP = ("Or click a word's bar in the per-word figure: a click marks that word, a click on the word "
+              "just before or after the region grows it, a click on the sole marked word removes the mark.")
 
 # A click on a word's bar in the per-word surprisal figure (plots.surprisal_figure, item="word": each bar's
 # customdata is [side, start, end] in the scored sentence) sends it to Python, as ui/ratings_view.py's
@@ -25,8 +25,7 @@ const send = (ev) => {
   const p = ev && ev.points && ev.points[0];
   const d = p && p.customdata;
   if (!d || d.length < 3) return;
-  trigger('click', {side: String(d[0]), start: Number(d[1]), end: Number(d[2]),
-                    shift: !!(ev.event && ev.event.shiftKey)});
+  trigger('click', {side: String(d[0]), start: Number(d[1]), end: Number(d[2])});
 };
 const attach = () => {
   for (const id of ids) {
@@ -46,7 +45,7 @@ new MutationObserver(attach).observe(document.body, {childList: true, subtree: t
 
 
 def word_click_hook(figure_ids: list[str], elem_id: str = "probe-word-click") -> gr.HTML:
-    """The hidden gr.HTML whose "click" event carries a clicked word (evt.side, start, end, shift)."""
+    """The hidden gr.HTML whose "click" event carries a clicked word (evt.side, start, end)."""
     return gr.HTML("", html_template="<span></span>", js_on_load=WORD_CLICK_JS, figures=" ".join(figure_ids),
                    elem_id=elem_id, visible="hidden", padding=False, apply_default_css=False)
 
@@ -55,11 +54,10 @@ def on_word_click(good, bad, evt: gr.EventData):
     """Both sentences' text after the click: the clicked side's region marked, extended or removed
     (service.region.clicked); an unusable click changes nothing."""
     side, start, end = (getattr(evt, k, None) for k in ("side", "start", "end"))
-    shift = bool(getattr(evt, "shift", False))
     if side == "good":
-        return clicked(good, (start, end), shift), bad
+        return clicked(good, (start, end)), bad
     if side == "bad":
-        return good, clicked(bad, (start, end), shift)
+        return good, clicked(bad, (start, end))
     return good, bad
 
 
