@@ -15,7 +15,7 @@ from tests.ui_server import CHROMIUM, screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
 
-TIMEOUT_MS = 300_000
+TIMEOUT_MS = 90_000
 GOOD, BAD = "The key to the cabinets is on the table.", "The key to the cabinets are on the table."
 
 # The pixel of a word's bar, from plotly's own axes: the bar whose customdata is [side, start, ...].
@@ -47,6 +47,9 @@ def page(browser, app_server):
 
 
 def click_word(page, side, start):
+    page.wait_for_function("() => (document.querySelector('#probe-summary')?.innerText || '').includes('One vote per method')"
+                           " && !document.querySelector('#probe-status .acc-pending')")  # every stage drawn
+    page.locator("#probe-surprisal").scroll_into_view_if_needed()  # the probe's own scroll moved the page
     page.wait_for_function(f"() => ({BAR})(['{side}', {start}]) !== null")
     bar = page.evaluate(BAR, [side, start])
     page.mouse.move(bar["x"], bar["y"])
