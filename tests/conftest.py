@@ -153,6 +153,22 @@ def _install_fast_guard() -> None:
 def pytest_configure(config):
     if fast_tier():
         _install_fast_guard()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # two workers on two cores (scripts/test.sh): one torch thread each,
+        import torch  # as two contended threads a worker would slow both (tests/threads.py)
+
+        torch.set_num_threads(1)
+
+
+# The modules that take longest go to the two workers first (scripts/test.sh runs `-n 2 --dist loadfile`),
+# so that the quick ones fill the end instead of one long module running alone (docs/performance.md).
+LONGEST_FIRST = ("test_speed_exactness", "test_ties", "test_causal_scorer", "test_any_model", "test_golden",
+                 "test_conventions", "test_sanity", "test_explore_browser", "test_ray", "test_probe_browser",
+                 "test_limits", "test_app_api", "test_benchmarks", "test_cpu_speedups", "test_app_load")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: the rest keep their order
 
 
 REAL_MODEL_FIXTURES = ("smollm", "gemma")  # above: session-scoped, so only the first user would load

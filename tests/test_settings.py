@@ -4,6 +4,7 @@ listed, no module reads one from the environment itself, and the bounds hold. Fa
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -72,6 +73,8 @@ def test_bounds_defaults_and_junk(monkeypatch, caplog):
     monkeypatch.setenv("ACCAPP_FILE_QUEUE_MAX", "")
     assert settings.integer("ACCAPP_FILE_QUEUE_MAX") == 8
     monkeypatch.setenv("ACCAPP_PROBE_BATCH", "lots")
+    # the app's logger stops propagating once an app was built in this process (ui/app.py: configure_logging)
+    monkeypatch.setattr(logging.getLogger("accapp"), "propagate", True)
     with caplog.at_level("WARNING"):
         assert settings.integer("ACCAPP_PROBE_BATCH") == 16
     assert "ACCAPP_PROBE_BATCH='lots' is not a number" in caplog.text

@@ -194,10 +194,10 @@ def _defaults(block_fn) -> list:
 def with_defaults(block_fn, inputs):
     """A raw API request may leave out trailing optional values (a client written when /probe took
     4 values still works now it takes 5): they take the function's defaults."""
-    wanted, got = len(block_fn.inputs), len(inputs or [])
-    defaults = _defaults(block_fn) if got < wanted else []
-    if got < wanted and wanted - got <= len(defaults):
-        return list(inputs or []) + defaults[len(defaults) - (wanted - got):]
+    missing = len(block_fn.inputs) - len(inputs or [])
+    defaults = _defaults(block_fn) if missing > 0 else []
+    if 0 < missing <= len(defaults):
+        return list(inputs or []) + defaults[-missing:]
     return inputs
 
 
