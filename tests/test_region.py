@@ -197,3 +197,46 @@ def test_many_pairs_over_the_bound_is_a_message(tiny_state, monkeypatch):
     monkeypatch.setenv("ACCAPP_MANY_PAIRS_MAX", "1")
     (status, frame, _), = list(many_ui.run_many("a b.\tc d.\ne f.\tg h.", DEFAULT_MODEL, ["lp"], "bits", ""))
     assert "2 pairs; at most 1" in status and frame is None and "Traceback" not in status
+
+
+# clicked: a click on a word of the per-word figure (issue 34, item 13)
+S = "These casseroles disgust Kayla."
+
+
+def test_click_marks_a_word():
+    assert region.clicked(S, (17, 24)) == "These casseroles [[disgust]] Kayla."
+
+
+def test_click_replaces_a_marked_region():
+    assert region.clicked("These [[casseroles]] disgust Kayla.", (25, 30)) == "These casseroles disgust [[Kayla]]."
+
+
+def test_click_beside_the_region_grows_it():
+    assert region.clicked("These [[casseroles]] disgust Kayla.", (17, 24)) == "These [[casseroles disgust]] Kayla."
+    assert region.clicked("These [[casseroles]] disgust Kayla.", (0, 5)) == "[[These casseroles]] disgust Kayla."
+    assert region.clicked("These [[casseroles disgust]] Kayla.", (25, 30)) == "These [[casseroles disgust Kayla]]."
+
+
+def test_click_on_the_sole_marked_word_removes_it():
+    assert region.clicked("These casseroles [[disgust]] Kayla.", (17, 24)) == S
+
+
+def test_click_inside_a_longer_region_narrows_it():
+    assert region.clicked("These [[casseroles disgust]] Kayla.", (17, 24)) == "These casseroles [[disgust]] Kayla."
+
+
+def test_stale_or_invalid_span_leaves_the_sentence():
+    for span in [(17, 23), (40, 45), (5, 6), (3, 1), ("x", 2), None, (-1, 5)]:
+        assert region.clicked("These casseroles [[disgust]] Kayla.", span) == "These casseroles [[disgust]] Kayla."
+    assert region.clicked("These [[casseroles disgust Kayla.", (0, 5)) == "These [[casseroles disgust Kayla."
+
+
+def test_click_offsets_are_into_the_stripped_sentence():
+    # the offsets are the scored sentence's (no brackets, no leading spaces)
+    assert region.clicked("  [[These]] casseroles disgust Kayla.", (17, 24)) == "These casseroles [[disgust]] Kayla."
+
+
+def test_click_chinese():
+    assert region.clicked("这些桌子很干净。", (2, 4)) == "这些[[桌子]]很干净。"
+    assert region.clicked("这些[[桌子]]很干净。", (4, 5)) == "这些[[桌子很]]干净。"
+    assert region.clicked("这些[[桌子]]很干净。", (2, 4)) == "这些桌子很干净。"

@@ -147,3 +147,33 @@ def marked_pair(report: dict) -> tuple[str, str]:
         r = reg[side]["region"] if reg else None
         out.append(marked(report[side], (r["start"], r["end"]) if r else None))
     return out[0], out[1]
+
+
+def clicked(text, span) -> str:
+    """The sentence's text after a click on the word at `span` (character offsets, on word boundaries, in the sentence
+    without brackets, surrounding spaces stripped): a plain click marks that word as the region
+    (replacing any region marked); a click on the word just before or after the region grows the region
+    to it; a plain click on the sole word already marked removes
+    the marking. A span that is not one of the sentence's words (stale, out of range), or text whose
+    brackets do not parse, leaves the text as it is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        m = parse(text)
+        a, b = int(span[0]), int(span[1])
+    except (UserError, TypeError, ValueError, IndexError):
+        return text
+    words = _word_spans(m.text)
+    starts, ends = {w[0] for w in words}, {w[1] for w in words}
+    if not (0 <= a < b <= len(m.text)) or a not in starts or b not in ends:
+        return text  # not the sentence's words (a stale click): nothing changes
+    if m.span is None:
+        return marked(m.text, (a, b))
+    i = next((k for k, w in enumerate(words) if w[0] == a), None)
+    beside = i is not None and ((i + 1 < len(words) and words[i + 1][0] == m.span[0])
+                                or (i > 0 and words[i - 1][1] == m.span[1]))
+    if beside:  # the word just before or after the region: the region grows to it
+        return marked(m.text, (min(a, m.span[0]), max(b, m.span[1])))
+    if m.span == (a, b):
+        return m.text
+    return marked(m.text, (a, b))

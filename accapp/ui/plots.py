@@ -190,6 +190,9 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
         fig.add_trace(go.Bar(
             x=xs, y=ys, name=esc(labels[row - 1]), marker=dict(color=color, opacity=opac, line=dict(width=0)),
             hovertext=hover, hoverinfo="text", showlegend=False,
+            # the word's side and character span in the scored sentence: a click marks it as the region (ui/probe.py)
+            customdata=[[key, int(toks[i]["start"]), int(toks[i]["end"])] for i in (
+                col.good if key == "good" else col.bad for col in cols) if i is not None] if item == "word" else None,
         ), row=row, col=1)
         # Few labels: plotly's own angle (it tilts them only where they would overlap, as on a phone).
         fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=texts, range=[-0.6, len(cols) - 0.4],

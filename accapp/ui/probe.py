@@ -471,8 +471,10 @@ def build() -> ProbeTab:
                                  max_lines=6, elem_id="probe-discourse",
                                  placeholder="A discourse or a question both sentences follow, e.g. Who ate the cake?")
             good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], elem_id="probe-good",
-                              info="Mark a critical region with [[...]] to sum its surprisal.")
+                              info="Mark a critical region with [[...]] to sum its surprisal, or click a word in the per-word figure.")
             bad = gr.Textbox(label="Unacceptable sentence", value=EXAMPLE[1], elem_id="probe-bad")
+            gr.HTML(f"<div class='acc-counter'>{region_view.REGION_HELP} {region_view.CLICK_HELP}</div>",
+                    elem_id="probe-region-help")
             counter = gr.HTML(f"<div class='acc-counter'>acceptable: {len(EXAMPLE[0])} / {MAX_SENTENCE_CHARS} characters · "
                               f"unacceptable: {len(EXAMPLE[1])} / {MAX_SENTENCE_CHARS} characters</div>",
                               elem_id="probe-counter")
@@ -562,7 +564,11 @@ def build() -> ProbeTab:
     # once, and the one before stops at its next stage (LATEST).
     ev = dict(fn=run_probe, inputs=run_inputs, outputs=run_outputs, api_visibility="undocumented",
               concurrency_id=PROBE_QUEUE, scroll_to_output=False, show_progress_on=[status], trigger_mode="multiple")
-    events = [run_btn.click(**ev), good.submit(**ev), bad.submit(**ev)]
+    # A click on a word's bar marks it as the critical region (ui/region_view.py), then the probe runs again.
+    word_click = region_view.word_click_hook(["probe-surprisal", "probe-surprisal-2"])
+    clicked = word_click.click(region_view.on_word_click, [good, bad], [good, bad], api_visibility="undocumented",
+                               queue=False).then(**ev)
+    events = [run_btn.click(**ev), good.submit(**ev), bad.submit(**ev), clicked]
     # The page URL follows each run (at the click, and again once it has finished, from the inputs it
     # ran with) and each change of unit or view: a link that reproduces what is shown.
     url_inputs = [good, bad, model, model2, methods, unit, view, discourse]
