@@ -15,4 +15,4 @@ if [ "$fast" = 1 ]; then
 fi
 if [ -x scripts/setup-browser.sh ]; then bash scripts/setup-browser.sh; fi
 # two workers, a test file each (its module fixtures and servers start once); conftest.py sends the longest first
-python3 -m pytest -q -m "not heavy" -n 2 --dist loadfile "$@"  # every test but the heavy ones (pytest.ini)
+python3 -m pytest -q -m "not heavy" -n 2 --dist loadfile --no-loadscope-reorder "$@"  # every test but the heavy ones (pytest.ini)
