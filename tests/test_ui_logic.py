@@ -23,6 +23,7 @@ from accapp.scoring.api import Pair
 from accapp.service import host as state
 from accapp.service import probe as svc
 from accapp.service import score_file as file_svc
+from accapp.service.explore import ENSEMBLE_ORDER
 from accapp.store import Store
 from accapp.ui import about, explore, probe, probe_view, score_file
 from accapp.ui.common import OOM_MESSAGE, esc, friendly
@@ -478,7 +479,9 @@ def test_explore_render_with_results(app_state):
     assert "r = " in length.data[0].name
     assert set(para_phen["choices"]) >= {("all", "all"), ("island_effects", "island_effects")} or \
         "island_effects" in str(para_phen["choices"])
-    assert "mix_p3" in set(ens_tbl.setting)
+    # the settings in Ide et al.'s words, no ids (issue 34, item 7)
+    assert "Ensemble Mix-P3" in set(ens_tbl.setting) and not set(ens_tbl.setting) & set(ENSEMBLE_ORDER)
+    assert "In-template LP: best template (oracle)" in set(ens_tbl.setting)
     assert len(wrong) == 3 and set(wrong.Pair) == {"1", "3"}
     assert "Click a row" in wrong_note
     # issue 34 item 7: phenomena in words (ids the values), margins in bits with the unit in the header

@@ -11,6 +11,7 @@ the same long format in :mod:`.published`. Every function takes a :class:`accapp
 # report command) does not pull in scipy and scikit-learn.
 _EXPORTS = {
     "LONG_COLUMNS": "accapp.analysis.published",
+    "IDE_SETTING_METHOD": "accapp.analysis.published",
     "SEPARATION_METRICS": "accapp.analysis.separation",
     "WORD_PATTERN": "accapp.analysis.paradigms",
     "AB_METHOD": "accapp.analysis.accuracy",

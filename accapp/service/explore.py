@@ -413,6 +413,15 @@ def paradigm_frames(sel: Selection, phenomenon: str | None, sink: dict | None = 
 ENSEMBLE_ORDER = ["p_only", "mix_p3", "mix_l3", "l_only", "in_template_lp_oracle", "yes_no_prob_comp_oracle"]
 
 
+def setting_label(setting: str) -> str:
+    """An ensemble setting in words, as Ide et al.'s Table 5 names it: "Ensemble Mix-P3", or a method's
+    oracle, "In-template LP: best template (oracle)"; an unknown id as it is."""
+    method, template = A.IDE_SETTING_METHOD.get(setting, (None, None))
+    if method is None:
+        return str(setting)
+    return f"{display_name(method)}: best template (oracle)" if template == "max" else display_name(method)
+
+
 def ensemble_frames(sel: Selection):
     """(table, ours): the ensembles and oracles, this project's (with intervals) beside Ide et al.'s
     Table 5 / 13, one row per setting; ``ours`` empty with no run of this project."""
@@ -435,6 +444,10 @@ def ensemble_frames(sel: Selection):
     order = ENSEMBLE_ORDER
     table = table.reindex([s for s in order if s in table.index] + [s for s in table.index if s not in order])
     table = table.round(1).reset_index().rename(columns={"index": "setting"})
+    # the settings in words (issue 34, item 7); the figure's axis too
+    table["setting"] = table.setting.map(setting_label)
+    if not ours.empty:
+        ours = ours.assign(setting=ours.setting.map(setting_label))
     return table, ours
 
 
