@@ -195,10 +195,30 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = "fast tier: " + "; ".join(new)
 
 
+def _poll_every_100_ms() -> None:
+    """A wait_for_function that names no polling checks every 100 ms, not at every animation frame
+    (Playwright's default, "raf"): a frame-paced wait keeps headless Chromium drawing 60 frames a
+    second, CPU the app under test needs on two cores."""
+    from playwright.sync_api import Frame, Page
+
+    for cls in (Page, Frame):
+        real = cls.wait_for_function
+        if getattr(real, "polls_every_100_ms", False):
+            continue
+
+        def wait_for_function(self, expression, *, arg=None, polling=None, timeout=None, _real=real):
+            return _real(self, expression, arg=arg, polling=100 if polling is None else polling, timeout=timeout)
+
+        wait_for_function.polls_every_100_ms = True
+        cls.wait_for_function = wait_for_function
+
+
 @pytest.fixture(scope="session")
 def browser():
     """One headless Chromium for every browser test (each test opens its own page)."""
     from playwright.sync_api import sync_playwright
+
+    _poll_every_100_ms()
 
     from tests.ui_server import launch_browser
 
