@@ -10,7 +10,8 @@ fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 bash scripts/setup.sh
 if [ "$fast" = 1 ]; then
-    ACCAPP_FAST_TIER=1 python3 -m pytest -q -m "not slow and not heavy and not browser and not process" "$@"
+    ACCAPP_FAST_TIER=1 python3 -m pytest -q -m "not slow and not heavy and not browser and not process" \
+        -n 2 --dist loadfile --no-loadscope-reorder "$@"
     exit
 fi
 if [ -x scripts/setup-browser.sh ]; then bash scripts/setup-browser.sh; fi
