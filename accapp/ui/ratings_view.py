@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from accapp.methods import display_name
 from accapp.service import ratings as svc
+from accapp.ui import plot_click
 from accapp.ui.common import esc, note, pair_label
 
 POINT_TABLE = ["Pair", "Acceptable sentence", "Unacceptable sentence", "Model difference", "Human difference",
@@ -75,7 +76,7 @@ def scatter_frame(points: pd.DataFrame, method: str, template: str = "-", varian
 
 def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "") -> go.Figure | None:
     """The pairs as a plotly scatter, each point a pair: hover with both sentences; its ``customdata``
-    ([pair id, good, bad]) is what a click sends (CLICK_JS) to open the pair in the probe."""
+    ([pair id, good, bad]) is what a click sends (click_hook) to open the pair in the probe."""
     if frame is None or len(frame) == 0:
         return None
     hover = [f"<b>pair {esc(p)}</b><br>✓ {a}<br>✗ {u}<br>human difference {h:+.2f} · model difference {m:+.2f}"
@@ -95,40 +96,10 @@ def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "") 
     return fig
 
 
-# A click on a point of a ratings scatter (a gr.Plot whose elem_id is listed in the hook's props) sends the
-# point's pair to Python: the hook is a gr.HTML that watches the page for the scatter's plotly graph (Gradio
-# draws it anew on each update) and adds one plotly_click listener to each graph it finds; the listener
-# triggers the HTML's "click" event with {pair, good, bad} (gr.EventData), as gr.Plot has no select event.
-CLICK_JS = """
-const ids = (props.scatter || '').split(' ').filter(Boolean);
-const send = (ev) => {
-  const p = ev && ev.points && ev.points[0];
-  if (!p || !p.customdata) return;
-  const d = p.customdata;
-  trigger('click', {pair: String(d[0]), good: String(d[1]), bad: String(d[2])});
-};
-const attach = () => {
-  for (const id of ids) {
-    const host = document.getElementById(id);
-    if (!host) continue;
-    host.querySelectorAll('.js-plotly-plot').forEach((gd) => {
-      if (!gd._ev || typeof gd.on !== 'function') return;
-      if (gd._ev.listeners('plotly_click').indexOf(send) >= 0) return;
-      gd.on('plotly_click', send);
-      gd.setAttribute('data-click-hook', '1');
-    });
-  }
-};
-attach();
-new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
-"""
-
-
 def click_hook(scatter_id: str, elem_id: str) -> gr.HTML:
-    """The gr.HTML that turns a click on a point of the scatter `scatter_id` into its "click" event
-    (evt.pair, evt.good, evt.bad); it shows nothing."""
-    return gr.HTML("", html_template="<span></span>", js_on_load=CLICK_JS, scatter=scatter_id, elem_id=elem_id,
-                   visible="hidden", padding=False, apply_default_css=False)
+    """The hidden gr.HTML that turns a click on a point of the scatter `scatter_id` into its "click" event
+    (evt.pair, evt.good, evt.bad: ui/plot_click.py); it shows nothing."""
+    return plot_click.click_hook([scatter_id], ["pair", "good", "bad"], elem_id, "data-click-hook")
 
 
 def point_row(points: pd.DataFrame | None, source: str, evt: gr.EventData) -> pd.Series | None:

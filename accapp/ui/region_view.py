@@ -8,6 +8,7 @@ import gradio as gr
 
 from accapp.service.catalog import describe
 from accapp.service.region import SPILLOVER_WORDS, clicked
+from accapp.ui import plot_click
 from accapp.ui.common import esc
 
 REGION_HELP = ("Mark the critical region with double brackets, e.g. <code>These casseroles [[disgust]] Kayla.</code>: "
@@ -16,38 +17,11 @@ REGION_HELP = ("Mark the critical region with double brackets, e.g. <code>These 
 CLICK_HELP = ("Or click a word's bar in the per-word figure: a click marks that word, a click on the word "
               "just before or after the region grows it, a click on the sole marked word removes the mark.")
 
-# A click on a word's bar in the per-word surprisal figure (plots.surprisal_figure, item="word": each bar's
-# customdata is [side, start, end] in the scored sentence) sends it to Python, as ui/ratings_view.py's
-# CLICK_JS does for a ratings point: one plotly_click listener on each graph in the figures listed in props.
-WORD_CLICK_JS = """
-const ids = (props.figures || '').split(' ').filter(Boolean);
-const send = (ev) => {
-  const p = ev && ev.points && ev.points[0];
-  const d = p && p.customdata;
-  if (!d || d.length < 3) return;
-  trigger('click', {side: String(d[0]), start: Number(d[1]), end: Number(d[2])});
-};
-const attach = () => {
-  for (const id of ids) {
-    const host = document.getElementById(id);
-    if (!host) continue;
-    host.querySelectorAll('.js-plotly-plot').forEach((gd) => {
-      if (!gd._ev || typeof gd.on !== 'function') return;
-      if (gd._ev.listeners('plotly_click').indexOf(send) >= 0) return;
-      gd.on('plotly_click', send);
-      gd.setAttribute('data-word-click', '1');
-    });
-  }
-};
-attach();
-new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
-"""
-
 
 def word_click_hook(figure_ids: list[str], elem_id: str = "probe-word-click") -> gr.HTML:
-    """The hidden gr.HTML whose "click" event carries a clicked word (evt.side, start, end)."""
-    return gr.HTML("", html_template="<span></span>", js_on_load=WORD_CLICK_JS, figures=" ".join(figure_ids),
-                   elem_id=elem_id, visible="hidden", padding=False, apply_default_css=False)
+    """The hidden gr.HTML whose "click" event carries a clicked word's bar (evt.side, start, end: the bars'
+    customdata in plots.surprisal_figure, item="word"; ui/plot_click.py)."""
+    return plot_click.click_hook(figure_ids, ["side", "start", "end"], elem_id, "data-word-click")
 
 
 def on_word_click(good, bad, evt: gr.EventData):
