@@ -119,6 +119,27 @@ def test_a_waiting_probe_gets_the_model_before_waiting_file_steps():
     assert ran == ["probe", "file"]
 
 
+def test_stopping_waits_for_the_running_step_and_cancels_the_queued():
+    """At SIGTERM (ui/app.py) the model thread takes no new job, cancels the queued ones and lets the
+    running one finish before the process exits: an exit inside torch aborts with status -6."""
+    from accapp.service.host import BACKGROUND, INTERACTIVE, ModelThread
+
+    worker, started, gate, done = ModelThread(), threading.Event(), threading.Event(), []
+    running = worker.submit(INTERACTIVE, lambda: (started.set(), gate.wait(10), time.sleep(0.3), done.append("step")))
+    queued = worker.submit(BACKGROUND, done.append, "file")
+    assert started.wait(10)
+    assert not worker.stop(timeout=0.1)  # the step still runs: stop says so after its timeout
+    assert queued.cancelled()
+    gate.set()
+    started = time.monotonic()
+    assert worker.stop(timeout=10) and done == ["step"] and running.done()
+    assert time.monotonic() - started >= 0.2  # it waited for the step
+    refused = worker.submit(INTERACTIVE, done.append, "late")
+    with pytest.raises(RuntimeError, match="stopping"):
+        refused.result(timeout=1)
+    assert done == ["step"]
+
+
 def test_method_lists_are_capped():
     from accapp.service import score_file as svc
 

@@ -60,6 +60,7 @@ QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (servic
 # A file step starts only once no probe has used a model for this long (and none is in progress): between
 # two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
 INTERACTIVE_GRACE_S = 0.2
+STOP_WAIT_S = 10.0  # at SIGTERM, how long the running model step may take to end (a step is under a second or two)
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
@@ -117,6 +118,8 @@ class ModelThread:
         self._cond = threading.Condition()
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
+        self._busy = False  # a job is running on the thread
+        self._stopping = False
 
     def is_current(self) -> bool:
         return threading.current_thread() is self._thread
@@ -131,6 +134,9 @@ class ModelThread:
     def submit(self, priority: int, fn, *args, **kwargs) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._cond:
+            if self._stopping:
+                future.set_exception(RuntimeError("The app is stopping: nothing more runs on the model."))
+                return future
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="accapp-model", daemon=True)
                 self._thread.start()
@@ -144,15 +150,30 @@ class ModelThread:
             with self._cond:
                 self._cond.wait_for(lambda: self._heap)
                 _, _, future, fn, args, kwargs = heapq.heappop(self._heap)
-            if not future.set_running_or_notify_cancel():
-                continue
+                if not future.set_running_or_notify_cancel():
+                    continue
+                self._busy = True
             try:
                 future.set_result(fn(*args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 future.set_exception(exc)
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
             # While this thread waits for the next job, its frame must not keep the last one's
             # engine alive: an unloaded model's weights would stay mapped (issue 33, part 7).
             del future, fn, args, kwargs
+
+    def stop(self, timeout: float) -> bool:
+        """No new job; the queued ones cancelled; wait up to `timeout` s for the running one to end (True
+        if none runs). The app stops so: a process that exits while this thread is inside torch aborts
+        ("terminate called without an active exception", exit status -6)."""
+        with self._cond:
+            self._stopping = True
+            for _, _, future, *_ in self._heap:
+                future.cancel()
+            self._heap.clear()
+            return self._cond.wait_for(lambda: not self._busy, timeout)
 
 
 class AppState:
@@ -171,6 +192,10 @@ class AppState:
         self._last_interactive = 0.0  # when a probe or prompt last used a model (time.monotonic)
         self._interactive = 0  # probes and prompts in with_engine now
         self._waiting_probes: dict[str, list] = {}  # per model, probe stages not yet taken (each caller waits for its own)
+
+    def stop(self, timeout: float = STOP_WAIT_S) -> bool:
+        """The app is stopping: no new model work, and the running step ends before the process exits."""
+        return self._thread.stop(timeout)
 
     def compute(self, fn, engine, *args, **kwargs):
         """fn(engine, *args, **kwargs) on the model thread, ahead of file steps, and wait for it (exceptions

@@ -291,10 +291,15 @@ def build_app() -> gr.Blocks:
     return demo
 
 
+def _stop_and_exit(*_) -> None:
+    get_state().stop()  # the model step in flight ends first: an exit inside torch aborts (exit status -6)
+    sys.exit(0)
+
+
 def _exit_on_sigterm() -> None:
     """SIGTERM (a Space or a container stopping) exits normally, so the temporary folders are removed."""
     try:
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        signal.signal(signal.SIGTERM, _stop_and_exit)
     except ValueError:  # not the main thread (tests calling main())
         pass
 
