@@ -108,7 +108,9 @@ def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
     page.wait_for_function("([g, b]) => (document.querySelector('#probe-good textarea')?.value || '') === g && "
                            "(document.querySelector('#probe-bad textarea')?.value || '') === b", arg=[pair["good"], pair["bad"]])
     assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
-    assert f"pair {point['pair']}" in page.inner_text("#probe-pair-label")
+    # the pair's line is drawn by its own update, after the boxes' (the full tier's race, two workers beside it)
+    page.wait_for_function("([w]) => (document.querySelector('#probe-pair-label')?.innerText || '').includes(w)",
+                           arg=[f"pair {point['pair']}"])
     screenshot(page, "score-file-ratings-point-opened.png")
     # and a row of the pairs' table
     page.get_by_role("tab", name="Score a file").click()
@@ -135,6 +137,8 @@ def test_a_point_of_the_builtin_set_opens_with_the_humans(page):
     row = li.loc[point["pair"]]
     page.wait_for_function("([g]) => (document.querySelector('#probe-good textarea')?.value || '') === g", arg=[row["good"]])
     assert page.input_value("#probe-bad textarea") == row["bad"]
+    page.wait_for_function("([w]) => (document.querySelector('#probe-pair-label')?.innerText || '').includes(w)",
+                           arg=[f"acceptable z = {row['rating_good']:+.2f}"])  # drawn after the boxes (as above)
     label = page.inner_text("#probe-pair-label")
     assert f"acceptable z = {row['rating_good']:+.2f}" in label and f"unacceptable z = {row['rating_bad']:+.2f}" in label
     # the page still shows the last test's probe (a rated file's pair) until this one's headline is drawn
