@@ -60,7 +60,7 @@ QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (servic
 # A file step starts only once no probe has used a model for this long (and none is in progress): between
 # two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
 INTERACTIVE_GRACE_S = 0.2
-STOP_WAIT_S = 10.0  # at SIGTERM, how long the running model step may take to end (a step is under a second or two)
+STOP_WAIT_S = 5.0  # at SIGTERM, how long the running model step may take to end (a Space kills 10-30 s after)
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).

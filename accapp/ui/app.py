@@ -292,8 +292,16 @@ def build_app() -> gr.Blocks:
 
 
 def _stop_and_exit(*_) -> None:
-    get_state().stop()  # the model step in flight ends first: an exit inside torch aborts (exit status -6)
-    sys.exit(0)
+    """The model step in flight ends first (up to host.STOP_WAIT_S), then the app exits normally. A step
+    still running then is left behind: the exit handlers run (the temporary folders go) and the process
+    ends at once, as interpreter shutdown with a thread inside torch aborts (exit status -6)."""
+    idle = get_state().stop()
+    log.info("stopping (SIGTERM): the model thread %s", "is idle" if idle else "is still running a step: it is left")
+    if idle:
+        sys.exit(0)
+    atexit._run_exitfuncs()  # what sys.exit would run (the stdlib's own hook: no public name)
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def _exit_on_sigterm() -> None:
