@@ -40,6 +40,7 @@ import itertools
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -455,6 +456,20 @@ class AppState:
 
 
 _STATE: AppState | None = None
+
+
+def stop_and_exit(*_) -> None:
+    """SIGTERM's handler (ui/app.py): the model step in flight ends first (up to STOP_WAIT_S), then the app
+    exits normally. A step still running then is left behind: the exit handlers run (the temporary
+    folders go) and the process ends at once, as interpreter shutdown with a thread inside torch aborts
+    (exit status -6)."""
+    idle = get_state().stop()
+    log.info("stopping (SIGTERM): the model thread %s", "is idle" if idle else "is still running a step: it is left")
+    if idle:
+        sys.exit(0)
+    atexit._run_exitfuncs()  # what sys.exit would run (the stdlib's own hook: no public name)
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def get_state() -> AppState:

@@ -37,7 +37,7 @@ from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
 from accapp.service import file_jobs, gpu  # noqa: E402
 from accapp.service.file_jobs import file_queue  # noqa: E402
-from accapp.service.host import get_state  # noqa: E402
+from accapp.service.host import get_state, stop_and_exit  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
 from accapp.ui import about, cite, explore, gallery, links, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
@@ -291,23 +291,10 @@ def build_app() -> gr.Blocks:
     return demo
 
 
-def _stop_and_exit(*_) -> None:
-    """The model step in flight ends first (up to host.STOP_WAIT_S), then the app exits normally. A step
-    still running then is left behind: the exit handlers run (the temporary folders go) and the process
-    ends at once, as interpreter shutdown with a thread inside torch aborts (exit status -6)."""
-    idle = get_state().stop()
-    log.info("stopping (SIGTERM): the model thread %s", "is idle" if idle else "is still running a step: it is left")
-    if idle:
-        sys.exit(0)
-    atexit._run_exitfuncs()  # what sys.exit would run (the stdlib's own hook: no public name)
-    sys.stdout.flush()
-    os._exit(0)
-
-
 def _exit_on_sigterm() -> None:
     """SIGTERM (a Space or a container stopping) exits normally, so the temporary folders are removed."""
     try:
-        signal.signal(signal.SIGTERM, _stop_and_exit)
+        signal.signal(signal.SIGTERM, stop_and_exit)
     except ValueError:  # not the main thread (tests calling main())
         pass
 
