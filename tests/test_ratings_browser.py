@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tests.test_app_browser import TIMEOUT_MS, table_rows, upload
-from tests.ui_server import CHROMIUM, screenshot
+from tests.ui_server import CHROMIUM, app_page, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -20,13 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
 
 @pytest.fixture(scope="module")
 def page(app_server, browser):  # the session's shared server and Chromium (tests/conftest.py)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    pg.goto(app_server.url)
-    pg.wait_for_selector("#probe-run")
-    yield pg
-    context.close()
+    with app_page(browser, app_server.url, timeout_ms=TIMEOUT_MS) as pg:
+        yield pg
 
 
 # The most isolated point of a plotly scatter (so the click can hit no other), its pair and its place on

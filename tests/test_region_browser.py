@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox
-from tests.ui_server import CHROMIUM, screenshot
+from tests.ui_server import CHROMIUM, app_page, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -37,13 +37,8 @@ BAR = """([side, start]) => {
 
 @pytest.fixture()
 def page(browser, app_server):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    pg.goto(app_server.url)
-    pg.wait_for_selector("#probe-run")
-    yield pg
-    ctx.close()
+    with app_page(browser, app_server.url, timeout_ms=TIMEOUT_MS) as pg:
+        yield pg
 
 
 def click_word(page, side, start):

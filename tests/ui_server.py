@@ -7,6 +7,7 @@ tests/conftest.py); a module whose server needs other settings starts its own wi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -84,6 +85,20 @@ def start_server(tmp: Path, env: dict | None = None, timeout: float = 180.0) -> 
 
 def launch_browser(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def app_page(browser, url: str, width: int = 1400, height: int = 1000, timeout_ms: int = 90_000):
+    """A page of its own (a fresh browser context) on the app at `url`, its Probe tab drawn; closed after."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
+    page.wait_for_selector("#probe-run")
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def screenshot(page, name: str) -> Path:

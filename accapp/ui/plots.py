@@ -172,7 +172,7 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
     ))
     ymax = 0.0
     for row, (key, toks, color) in enumerate((("good", good, GOOD), ("bad", bad, BAD)), start=1):
-        xs, ys, hover, opac, ticks, texts = [], [], [], [], [], []
+        xs, ys, hover, opac, ticks, texts, spans = [], [], [], [], [], [], []
         for c, col in enumerate(cols):
             i = col.good if key == "good" else col.bad
             if i is None:
@@ -187,12 +187,12 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
             ticks.append(c)
             label = token_label(t["token"])
             texts.append(f"<b>{label}</b>" if col.differs else label)
+            if item == "word":  # the word's side and character span in the scored sentence (customdata below)
+                spans.append([key, int(t["start"]), int(t["end"])])
         fig.add_trace(go.Bar(
             x=xs, y=ys, name=esc(labels[row - 1]), marker=dict(color=color, opacity=opac, line=dict(width=0)),
             hovertext=hover, hoverinfo="text", showlegend=False,
-            # the word's side and character span in the scored sentence: a click marks it as the region (ui/probe.py)
-            customdata=[[key, int(toks[i]["start"]), int(toks[i]["end"])] for i in (
-                col.good if key == "good" else col.bad for col in cols) if i is not None] if item == "word" else None,
+            customdata=spans or None,  # a click on a word's bar marks it as the region (ui/probe.py)
         ), row=row, col=1)
         # Few labels: plotly's own angle (it tilts them only where they would overlap, as on a phone).
         fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=texts, range=[-0.6, len(cols) - 0.4],
