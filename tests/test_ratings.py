@@ -310,7 +310,13 @@ def test_a_clicked_point_opens_its_pair():
     frame = pd.DataFrame({"pair": ["3"], "good": ["A b c."], "bad": ["A c b."], "human difference": [0.5]})
     good, bad, meta, label, _ = v.open_row(v.point_row(frame, "your file", click({"pair": "3", "good": "?", "bad": "?"})),
                                            "your file", "")
-    assert (good, bad, meta) == ("A b c.", "A c b.", None) and "pair 3" in label and "difference +0.50" in label
+    assert (good, bad) == ("A b c.", "A c b.") and "your file · pair 3 · humans: difference +0.50" in label
+    # the probe that runs next keeps the file's pair line: its meta is the sentences' (service.probe.pair_meta),
+    # and run_probe redraws the line from it (was: no meta, the line cleared by the probe's first stage)
+    from accapp.service.probe import pair_meta
+    from accapp.ui.common import pair_label
+    assert pair_meta(good, bad, meta) is meta and pair_label(meta) == label
+    assert pair_meta("A b c d.", bad, meta) is None  # other sentences typed: the line goes
     for data in ({}, {"pair": 3}, {"pair": "no.such.pair"}, {"pair": "x" * 300}):
         assert v.point_row(frame, "li", click(data)) is None
         assert v.open_row(None, "li", "") == [gr.update()] * 5
@@ -378,3 +384,21 @@ def test_shipped_in_template_scores_are_the_engines(smollm):
             shipped = rows[(rows["pair_id"] == pid) & (rows["template"] == str(s.template))].iloc[0]
             assert float(s.score_good) == pytest.approx(shipped["score_good"], abs=1e-3)
             assert float(s.score_bad) == pytest.approx(shipped["score_bad"], abs=1e-3)
+
+
+def test_a_file_pair_in_the_probe_says_there_is_no_benchmark_result():
+    """A pair of the user's file opened in the probe (its meta: no phenomenon, no paradigm): the benchmark
+    box names the file and pair and says there is nothing to compare, against the real precomputed store."""
+    from accapp.service.probe import method_context, run_context
+    from accapp.store import Store
+    from accapp.ui.probe_view import context_html
+
+    good, bad = "It seems to him that Kim solved the problem.", "He seems to that Kim solved the problem."
+    meta = {"benchmark": "your file", "paradigm": "", "phenomenon": "", "pair_id": "7", "good": good, "bad": bad,
+            "humans": "humans: difference +1.85"}
+    with Store() as store:
+        assert run_context(store, "gemma3-270m", meta, good, bad).meta is meta
+        ctx = method_context(store, "gemma3-270m", "lp", meta, good, bad)
+    assert ctx.meta is meta and not ctx.has_run
+    html = context_html(ctx, "Gemma 3 270M", "LP")
+    assert "This pair is your file · pair 7. It is not in BLiMP or CLiMP" in html and "phenomenon" not in html

@@ -103,9 +103,11 @@ def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):
     page.wait_for_function("([g, b]) => (document.querySelector('#probe-good textarea')?.value || '') === g && "
                            "(document.querySelector('#probe-bad textarea')?.value || '') === b", arg=[pair["good"], pair["bad"]])
     assert page.get_by_role("tab", name="Probe a pair").get_attribute("aria-selected") == "true"
-    # the pair's line is drawn by its own update, after the boxes' (the full tier's race, two workers beside it)
-    page.wait_for_function("([w]) => (document.querySelector('#probe-pair-label')?.innerText || '').includes(w)",
-                           arg=[f"pair {point['pair']}"])
+    # the pair's line names the file's pair and stays once the probe has run (it was cleared by the probe's
+    # first stage, and a wait that polled too seldom missed it: CI of stop 42)
+    wait_probe_done(page)
+    line = page.inner_text("#probe-pair-label")
+    assert f"your file · pair {point['pair']} · humans: difference" in line, line
     screenshot(page, "score-file-ratings-point-opened.png")
     # and a row of the pairs' table
     page.get_by_role("tab", name="Score a file").click()

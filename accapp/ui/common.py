@@ -75,13 +75,20 @@ def intro(title: str, text: str) -> str:
     return f"<div class='acc-intro'><h2>{title}</h2><p>{text}</p></div>"
 
 
+def pair_where(meta: dict) -> list[str]:
+    """Where a pair comes from, as plain parts: its benchmark (or file), phenomenon, paradigm and pair id;
+    a part the source has not (a file's pair has no phenomenon) is left out."""
+    parts = [label_of(str(meta["benchmark"])), meta.get("phenomenon"), meta.get("paradigm")]
+    return [str(p) for p in parts if p] + [f"pair {meta['pair_id']}"]
+
+
 def pair_label(meta: dict | None) -> str:
-    """The small line naming a benchmark pair (benchmark · phenomenon · paradigm · pair id)."""
+    """The small line naming a benchmark pair (benchmark · phenomenon · paradigm · pair id), or a
+    file's pair (file · pair id), with the humans' judgment of a rated pair."""
     if not meta:
         return ""
-    humans = f" · {esc(meta['humans'])}" if meta.get("humans") else ""  # a rated pair: the humans' judgment (issue 36)
-    return (f"<div class='acc-small'>{esc(label_of(str(meta['benchmark'])))} · {esc(meta['phenomenon'])} · "
-            f"{esc(meta['paradigm'])} · pair {esc(meta['pair_id'])}{humans}</div>")
+    humans = [meta["humans"]] if meta.get("humans") else []  # a rated pair: the humans' judgment (issue 36)
+    return f"<div class='acc-small'>{' · '.join(esc(p) for p in pair_where(meta) + humans)}</div>"
 
 
 def note(text_html: str, kind: str = "info") -> str:

@@ -10,7 +10,7 @@ from accapp.service import ratings, units
 from accapp.service.catalog import describe, family_title, headline, stage_text
 from accapp.service.probe import MethodContext
 from accapp.ui import plots
-from accapp.ui.common import esc, note
+from accapp.ui.common import esc, note, pair_where
 from accapp.ui.hu_levy_view import probe_html as hu_levy_html
 
 LN2 = plots.LN2
@@ -96,6 +96,10 @@ def context_html(ctx: MethodContext, model_name: str, method_name: str) -> str:
         return note(f"This pair is not in {esc(' or '.join(label_of(b) for b in NAMES))}, so there is no benchmark "
                     "result to show beside it. "
                     "Pick a benchmark pair above to see how the method does on its phenomenon.", "info")
+    if not meta.get("phenomenon"):  # a pair of the user's file (ratings_view.open_row): no benchmark behind it
+        return note(f"This pair is {esc(' · '.join(pair_where(meta)))}. It is not in "
+                    f"{esc(' or '.join(label_of(b) for b in NAMES))}, so there is no benchmark result to show beside it.",
+                    "info")
     name, mname = esc(model_name), esc(method_name)
     bench, phen = meta["benchmark"], meta["phenomenon"]
     where = (f"<b>{esc(label_of(bench))}</b> · phenomenon <b>{esc(phen)}</b> · paradigm <b>{esc(meta['paradigm'])}</b> · "

@@ -184,15 +184,14 @@ def open_row(row, source: str, model: str):
     if row is None:
         return [gr.update()] * 5
     good, bad = str(row["Acceptable sentence"]), str(row["Unacceptable sentence"])
-    meta = None
+    pid, humans = str(row["Pair"]), humans_text(source, row).removeprefix(" · ")
+    # a file's pair has a meta too (no phenomenon, no paradigm): the probe that runs next keeps its line
+    meta = {"benchmark": source, "paradigm": "", "phenomenon": "", "pair_id": pid, "good": good, "bad": bad, "humans": humans}
     if source in svc.SETS:
         rated = svc.rated_set(source).set_index("pair_id")
-        pid = str(row["Pair"])
-        meta = {"benchmark": source, "paradigm": str(rated.loc[pid, "paradigm"]) if pid in rated.index else "",
-                "phenomenon": str(rated.loc[pid, "phenomenon"]) if pid in rated.index else "", "pair_id": pid,
-                "good": good, "bad": bad, "humans": humans_text(source, row).removeprefix(" · ")}
-    label = pair_label(meta) if meta else (f"<div class='acc-small'>{esc(source)} · pair {esc(row['Pair'])}"
-                                           f"{humans_text(source, row)}</div>")
+        if pid in rated.index:
+            meta.update(paradigm=str(rated.loc[pid, "paradigm"]), phenomenon=str(rated.loc[pid, "phenomenon"]))
+    label = pair_label(meta)
     return good, bad, meta, label, gr.update(value=model) if model else gr.update()
 
 
