@@ -161,7 +161,7 @@ def pytest_configure(config):
 
 # The modules that take longest go to the two workers first, so that the quick ones fill the end instead of one
 # long module running alone (scripts/test.sh: `-n 2 --dist loadfile --no-loadscope-reorder` keeps this order).
-LONGEST_FIRST = ("test_causal_scorer", "test_ties", "test_speed_exactness", "test_ray", "test_golden", "test_sanity",
+LONGEST_FIRST = ("test_ties", "test_causal_scorer", "test_ray", "test_golden", "test_sanity",
                  "test_conventions", "test_probe_browser", "test_any_model", "test_probe_flow_browser", "test_limits",
                  "test_ratings_browser", "test_app_api", "test_cpu_speedups", "test_score_file_formats",
                  "test_layout_browser", "test_explore_browser", "test_region_browser", "test_app_browser",

@@ -19,8 +19,8 @@ def _pairs(df, n, seed=0):
     return [Pair(g, b) for g, b in zip(sample.good, sample.bad)]
 
 
-# SmolLM2's case is tests/test_speed_exactness.py (merged there: the same batched, prefix-sharing scorer
-# against one string a pass without prefix sharing, on every method and 8 pairs); Gemma's stays here.
+# SmolLM2's case is in tests/test_ties.py (the naive scorer, one string a pass without prefix sharing,
+# against the probe's and the runner's scores of 8 pairs, every method); Gemma's stays here.
 @pytest.mark.parametrize("model", ["gemma"])
 def test_batched_and_prefix_shared_equal_one_at_a_time(model, request, blimp):
     lm = request.getfixturevalue(model)

@@ -171,13 +171,56 @@ def _sample(blimp, n: int):
     return stratified_sample(blimp, 8, 23).head(n)  # 8 pairs of each paradigm in turn
 
 
-@pytest.mark.slow
-def test_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp):
-    """CI's part of the 500-pair test: every 20th of its pairs (25 pairs from 25 paradigms, every
-    method, 1,275 judgments): the same rule as the 500, on a quarter of the 100 pairs CI used to run."""
+@pytest.fixture(scope="module")
+def ci_pairs(smollm, blimp):
+    """CI's part of the 500 pairs: every 20th (25 pairs from 25 paradigms), each scored alone and
+    batched with every method, once for the two tests below: [(good, alone, batched)]."""
     sample = _sample(blimp, 500).iloc[::20]
     assert len(sample) == 25 and sample.paradigm.nunique() == 25
-    _check_alone_against_batched(_alone_and_batched(smollm, sample), "25")
+    return list(_alone_and_batched(smollm, sample))
+
+
+@pytest.mark.slow
+def test_pairs_alone_and_batched_give_the_same_verdicts(ci_pairs):
+    """CI's part of the 500-pair test: 25 pairs from 25 paradigms, every method, 1,275 judgments:
+    the same rule as the 500, on a quarter of the 100 pairs CI used to run."""
+    _check_alone_against_batched(ci_pairs, "25")
+
+
+@pytest.mark.slow
+def test_alone_and_batched_equal_the_naive_scorer_on_8_pairs_every_method(smollm, ci_pairs):
+    """Every speed-up leaves every score where the naive baseline puts it (accapp/scoring/naive.py: one plain
+    forward pass per string, float64 log-softmax, no batching, no packing, no prefix sharing), within the
+    method's tie tolerance (the same rule as alone against batched): the first 8 of CI's pairs (8 paradigms),
+    every causal method and template, on the real SmolLM2, the probe's path (a pair alone) and the runner's
+    (25 pairs batched) both. Float32 noise is all that is left: at most 2.4e-4 nats on a -100-nat sentence
+    (measured, against the float64 truth too), 1e-3 nats at -70 nats being the bound the tolerances keep.
+    8, not 25: the naive baseline runs 54 full passes a pair (docs/performance.md, "The test suite's time");
+    breadth is covered elsewhere: the tiny models on every method (test_tiny_engine.py), the float64
+    reference on 50 pairs' LPs (test_causal_scorer.py). Gemma's case: test_causal_scorer.py's batched
+    against one at a time."""
+    from accapp.engine import Engine
+    from accapp.methods import method_ids
+    from accapp.scoring.naive import NaiveScorer
+
+    table = descriptors()
+    engine = Engine(NaiveScorer(smollm))
+    methods = method_ids("causal")
+    naive = engine.score_pairs([engine.check_pair(r.pair.good, r.pair.bad) for _, r, _ in ci_pairs[:8]], methods, "en")
+    worst: dict[str, float] = {}
+    for (_, alone, batched), slow in zip(ci_pairs[:8], naive):
+        assert alone.pair.good == slow.pair.good
+        for fast in (alone, batched):
+            assert [(a.method, a.template, a.variant) for a in fast.scores] == \
+                [(b.method, b.template, b.variant) for b in slow.scores]
+            for a, b in zip(fast.scores, slow.scores):
+                for x, y, size in ((a.score_good, b.score_good, b.size_good), (a.score_bad, b.score_bad, b.size_bad)):
+                    worst[a.method] = max(worst.get(a.method, 0.0), _drift(a.method, x, y, size))
+    assert set(worst) == set(methods)
+    print("\nlargest move from the naive baseline, in the tie rule's units: " +
+          ", ".join(f"{m} {d:.1e}" for m, d in sorted(worst.items(), key=lambda kv: -kv[1])[:6]))
+    for m, d in worst.items():
+        assert d <= table[m].tie_rtol or table[m].tie_rtol == d == 0, (m, d, table[m].tie_rtol)
 
 
 @pytest.mark.heavy

@@ -130,6 +130,12 @@ CSS += """
 .acc-spinner { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.4em; vertical-align: -0.1em;
   border: 2px solid #a5d8ff; border-top-color: #1864ab; border-radius: 50%; animation: acc-spin 0.9s linear infinite; }
 @keyframes acc-spin { to { transform: rotate(360deg); } }
+/* A visitor who asks for less motion (the system's setting) gets no spinning, pulsing or sliding,
+   the app's or Gradio's: the words "Scoring…" and "Still computing" say the same. */
+@media (prefers-reduced-motion: reduce) {
+  *, *::before, *::after { animation-duration: 0s !important; animation-iteration-count: 1 !important;
+    transition-duration: 0s !important; scroll-behavior: auto !important; }
+}
 .acc-family { margin: 0.4rem 0; border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.3rem 0.6rem; }
 .acc-family summary { cursor: pointer; font-size: 1.02rem; padding: 0.2rem 0; }
 table.acc-votes { width: 100%; border-collapse: collapse; font-size: 0.95rem; margin: 0.3rem 0; }
