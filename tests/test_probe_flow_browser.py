@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import ARTIFACTS, CHROMIUM
+from tests.ui_server import ARTIFACTS, CHROMIUM, quick_methods
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -50,13 +50,6 @@ def pick(page, elem_id, label_part):
     """Choose the option of a Gradio dropdown whose label contains label_part."""
     page.click(f"#{elem_id} input")
     page.locator("ul[role=listbox] li", has_text=label_part).first.click()
-
-
-def quick_methods(page):
-    """LP, MeanLP and PenLP only: the probe is quick, and the benchmark box is LP's either way."""
-    page.get_by_text("Choose the judgment methods").click()
-    page.get_by_role("button", name="Only LP, MeanLP, PenLP (fast)").click()
-    page.wait_for_function("() => document.querySelectorAll('#probe-methods input:checked').length === 3")
 
 
 def open_tab(page, name):

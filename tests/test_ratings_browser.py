@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tests.test_app_browser import TIMEOUT_MS, table_rows, upload
-from tests.ui_server import CHROMIUM, app_page, screenshot
+from tests.ui_server import CHROMIUM, app_page, quick_methods, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
 @pytest.fixture(scope="module")
 def page(app_server, browser):  # the session's shared server and Chromium (tests/conftest.py)
     with app_page(browser, app_server.url, timeout_ms=TIMEOUT_MS) as pg:
+        quick_methods(pg)  # the probe the pairs it opens starts: LP, MeanLP, PenLP (a second, not every method's ten)
         yield pg
 
 

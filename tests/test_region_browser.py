@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox
-from tests.ui_server import CHROMIUM, app_page, screenshot
+from tests.ui_server import CHROMIUM, app_page, quick_methods, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -38,6 +38,7 @@ BAR = """([side, start]) => {
 @pytest.fixture()
 def page(browser, app_server):
     with app_page(browser, app_server.url, timeout_ms=TIMEOUT_MS) as pg:
+        quick_methods(pg)  # the probe each click starts: LP, MeanLP, PenLP (a second, not every method's ten)
         yield pg
 
 

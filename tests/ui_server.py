@@ -88,6 +88,14 @@ def launch_browser(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+def quick_methods(page):
+    """LP, MeanLP and PenLP only (the Probe tab's own "fast" button): a probe of a second, where a test
+    is about something other than the methods (a click, a label, a link); the default is every method."""
+    page.get_by_text("Choose the judgment methods").click()
+    page.get_by_role("button", name="Only LP, MeanLP, PenLP (fast)").click()
+    page.wait_for_function("() => document.querySelectorAll('#probe-methods input:checked').length === 3")
+
+
 @contextlib.contextmanager
 def app_page(browser, url: str, width: int = 1400, height: int = 1000, timeout_ms: int = 90_000):
     """A page of its own (a fresh browser context) on the app at `url`, its Probe tab drawn; closed after."""
