@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_app_browser import textbox, wait_done
-from tests.ui_server import CHROMIUM, screenshot
+from tests.ui_server import CHROMIUM, quick_methods, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)")]
@@ -87,6 +87,7 @@ def test_attractor_pair_on_two_models_side_by_side(page):
 
 
 def test_identical_sentences_warn(page):
+    quick_methods(page)  # LP's words are what is tested
     run(page, "The dogs bark.", "The dogs bark.")
     summary = page.inner_text("#probe-summary")
     assert "LP cannot tell the two sentences apart" in summary and "The two sentences are identical" in summary
@@ -95,9 +96,7 @@ def test_identical_sentences_warn(page):
 
 def test_chinese_pair_with_gemma_in_words(page):
     pick(page, "probe-model", "Gemma 3 270M")
-    page.get_by_text("Choose the judgment methods").click()
-    page.get_by_role("button", name="Only LP, MeanLP, PenLP (fast)").click()
-    page.wait_for_function("() => document.querySelectorAll('#probe-methods input:checked').length === 3")
+    quick_methods(page)
     run(page, *BA)
     summary = page.inner_text("#probe-summary")
     assert "LP prefers the" in summary and "looks Chinese" not in summary
@@ -133,6 +132,7 @@ def test_counter_refusal_and_stop(page):
 def test_phone_layout(browser, server):
     ctx, page = open_page(browser, server, width=390)
     try:
+        quick_methods(page)  # three cards are enough to see the layout
         run(page, "These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")
         assert page.eval_on_selector("#probe-votes table.acc-votes thead", "e => getComputedStyle(e).display") == "none"
         widths = page.eval_on_selector_all("#probe-votes table.acc-votes td", "tds => tds.map(td => td.getBoundingClientRect().width)")
