@@ -100,8 +100,11 @@ def upload(page, elem, path, tries=3):
                                    timeout=30_000)
             return
         except PlaywrightTimeout:
-            if attempt == tries - 1:
-                raise
+            if attempt == tries - 1:  # what the page showed, for the next time it happens (CI of stop 43, once)
+                shown = page.evaluate(f"() => document.querySelector('{elem}')?.innerText ?? '(no element)'")
+                inputs = page.locator(f"{elem} input[type=file]").count()
+                raise AssertionError(f"{path.name} never showed in {elem} after {tries} tries; it shows {shown!r}, "
+                                     f"{inputs} file input(s)") from None
 
 
 def test_probe_casserole_pair(page):
