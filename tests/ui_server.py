@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--force-prefers-reduced-motion"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def free_port() -> int:
