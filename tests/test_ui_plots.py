@@ -45,6 +45,24 @@ def test_surprisal_units_and_highlight():
     assert list(nats.data[1].y) == pytest.approx([math.log(2), 3 * math.log(2)])
     shapes = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(shapes) == 2  # one band per row at the differing column
+    assert [(s.xref, s.yref, s.x0, s.x1) for s in shapes] == [("x", "y domain", 0.5, 1.5), ("x2", "y2 domain", 0.5, 1.5)]
+
+
+def test_bands_cover_each_run_of_differing_columns_and_signs_read_well():
+    """One band a run of adjacent differing columns (drawn as plotly's add_vrect drew one a column), and a
+    difference that rounds to zero reads +0.0, not -0.0."""
+    assert plots.differing_runs([False, True, True, False, True]) == [(1, 2), (4, 4)]
+    assert plots.differing_runs([]) == [] and plots.differing_runs([False]) == []
+    assert plots.band(1, 2)["x0"] == 0.5 and plots.band(1, 2)["x1"] == 2.5
+    assert [plots.signed(x) for x in (-0.02, 2.76, -1.04, 0.0)] == ["+0.0", "+2.8", "-1.0", "+0.0"]
+    strip = {"columns": [{"good": "a", "bad": "a", "delta": 0.0, "differs": False},
+                         {"good": "is", "bad": "are", "delta": 1.9, "differs": True},
+                         {"good": "on", "bad": "on", "delta": -0.01, "differs": False}],
+             "region": (1, 1), "region_delta": 1.9, "after_delta": -0.01}
+    fig = plots.difference_figure(strip, "nats")
+    assert "words after it: +0.0 nats" in fig.layout.title.text
+    rect, line = fig.layout.shapes  # the band behind the region, then the zero line over the plot's width
+    assert (rect.type, rect.x0, rect.x1, line.type, line.y0, line.y1) == ("rect", 0.5, 1.5, "line", 0, 0)
     with pytest.raises(ValueError):
         plots.to_unit(-1.0, "hartleys")
 

@@ -211,6 +211,11 @@ def surprisal_figure(tokens: dict, unit: str = "bits", labels: tuple[str, str] =
     return fig
 
 
+def signed(x: float, digits: int = 1) -> str:
+    """'+2.8', '-1.0'; a value that rounds to zero is '+0.0', never '-0.0'."""
+    return f"{(round(x, digits) or 0.0):+.{digits}f}"
+
+
 def differing_runs(differs: list[bool]) -> list[tuple[int, int]]:
     """(first, last) column of each run of columns where the pair differs."""
     runs: list[tuple[int, int]] = []
@@ -248,8 +253,8 @@ def difference_figure(strip: dict, unit: str = "bits", height: int = 300) -> go.
     shapes = [zero]
     if strip.get("region") is not None:
         shapes.insert(0, band(*strip["region"]))
-        title += (f"<br><sup>where they differ: {strip['region_delta'] * k:+.1f} {unit} · "
-                  f"words after it: {strip['after_delta'] * k:+.1f} {unit}</sup>")
+        title += (f"<br><sup>where they differ: {signed(strip['region_delta'] * k)} {unit} · "
+                  f"words after it: {signed(strip['after_delta'] * k)} {unit}</sup>")
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=labels,
                      tickangle=-35 if len(cols) > 10 else None, automargin=True)
     fig.update_yaxes(title_text=f"bad − good ({unit})")
