@@ -24,7 +24,7 @@ def _pairs(df, n, seed=0):
 @pytest.mark.parametrize("model", ["gemma"])
 def test_batched_and_prefix_shared_equal_one_at_a_time(model, request, blimp):
     lm = request.getfixturevalue(model)
-    pairs = _pairs(blimp, 4)  # 4 paradigms (6 before): each method's requests, Gemma's 262k-row head one string a pass
+    pairs = _pairs(blimp, 6)
     methods = ["lp", "in_template_lp", "in_template_comparative_lp", "yes_no_prob_comp", "ab_prompting", "meta_question_complex"]
     fast = Engine(CausalScorer(lm, batch_size=16, share_prefix=True)).score_pairs(pairs, methods)
     slow = Engine(CausalScorer(lm, batch_size=1, share_prefix=False)).score_pairs(pairs, methods)
