@@ -96,8 +96,10 @@ def upload(page, elem, path, tries=3):
         if page.locator(f"{elem} input[type=file]").count():
             page.set_input_files(f"{elem} input[type=file]", str(path))
         try:
-            page.wait_for_function(f"() => document.querySelector('{elem}')?.innerText.includes('{path.name}')",
-                                   timeout=30_000)
+            # textContent, not innerText: Gradio shows the name as two spans (stem, extension), and in a
+            # narrow column innerText breaks them onto two lines ("pairs\n.csv", CI of stop 43)
+            page.wait_for_function(f"() => (document.querySelector('{elem}')?.textContent || '')"
+                                   f".replace(/\\s+/g, '').includes('{path.name}')", timeout=30_000)
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:  # what the page showed, for the next time it happens (CI of stop 43, once)

@@ -59,8 +59,11 @@ def wait_box(page, elem_id, value):
 
 
 def wait_region(page, words):
-    page.wait_for_function("([w]) => { const t = document.querySelector('#probe-region table.acc-region');"
-                           " return t && t.innerText.includes(w) && !document.querySelector('#probe-status .acc-pending'); }",
+    """The region table of the probe the click started: its unacceptable region is exactly `words`. (An
+    includes() test passed on the previous probe's "cabinets are" while "cabinets" was about to run, and
+    the next click landed on a figure being redrawn: lost, CI of stop 43.)"""
+    page.wait_for_function("([w]) => { const c = document.querySelector(\"#probe-region table.acc-region tr[data-side='bad'] td\");"
+                           " return c && c.innerText.trim() === w && !document.querySelector('#probe-status .acc-pending'); }",
                            arg=[words])
 
 
