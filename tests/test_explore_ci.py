@@ -174,6 +174,13 @@ def test_wrong_pairs_sort_and_filter(shipped_state):
                              zip(hits["Acceptable sentence"], hits["Unacceptable sentence"], hits.Paradigm))
     out = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp", None, "", "island_effects", "margin")
     assert len(out["wrong"]) == min(len(isl), explore.WRONG_LIMIT) and "of" in out["wrong_note"]
+    # the list's own controls redo the list alone, with the same views and CSV as a whole render
+    light = explore.render_wrong(BENCH, MODEL, ["lp"], "mean", False, "all", "lp", None, "", "island_effects", "margin")
+    assert set(light) == {*explore.WRONG_VIEWS, "csv:wrong-pairs"} and set(explore.WRONG_VIEWS) <= set(explore.VIEWS)
+    assert light["wrong"].equals(out["wrong"]) and light["wrong_note"] == out["wrong_note"]
+    assert light["csv:wrong-pairs"]["value"] == out["files"]["wrong-pairs"]  # content-named: the same file
+    none = explore.render_wrong(BENCH, MODEL, ["lp"], "mean", False, "all", "lp", None, "no such words", "all", "order")
+    assert none["wrong"].empty and none["csv:wrong-pairs"]["interactive"] is False and "0 of" in none["wrong_note"]
 
 
 def test_climp_human_baseline_published_and_labelled(shipped_state):

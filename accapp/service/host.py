@@ -62,6 +62,7 @@ QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (servic
 # two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
 INTERACTIVE_GRACE_S = 0.2
 STOP_WAIT_S = 5.0  # at SIGTERM, how long the running model step may take to end (a Space kills 10-30 s after)
+HANDLERS_WAIT_S = 5.0  # then how long the event handlers in flight may take (an Explore render: seconds)
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
@@ -458,14 +459,46 @@ class AppState:
 _STATE: AppState | None = None
 
 
+class InFlight:
+    """How many event handlers run now (ui.common.friendly counts each): at SIGTERM the app waits for them,
+    as interpreter shutdown with a thread inside C++ (DuckDB, torch) aborts ("terminate called", status -6)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._running = 0
+
+    @contextlib.contextmanager
+    def running(self):
+        with self._cond:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for every handler to end; True if none runs."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._running == 0, timeout)
+
+
+HANDLERS = InFlight()
+
+
 def stop_and_exit(*_) -> None:
-    """SIGTERM's handler (ui/app.py): the model step in flight ends first (up to STOP_WAIT_S), then the app
-    exits normally. A step still running then is left behind: the exit handlers run (the temporary
-    folders go) and the process ends at once, as interpreter shutdown with a thread inside torch aborts
-    (exit status -6)."""
+    """SIGTERM's handler (ui/app.py): the model step in flight ends first (up to STOP_WAIT_S), then the event
+    handlers still running (up to HANDLERS_WAIT_S: an Explore render, a CSV being written), then the app exits
+    normally. Whatever still runs then is left behind: the exit handlers run (the temporary folders go) and
+    the process ends at once, as interpreter shutdown with a thread inside torch or DuckDB aborts (exit
+    status -6)."""
     idle = get_state().stop()
     log.info("stopping (SIGTERM): the model thread %s", "is idle" if idle else "is still running a step: it is left")
-    if idle:
+    handlers_done = HANDLERS.wait_idle(HANDLERS_WAIT_S)
+    if not handlers_done:
+        log.info("stopping: event handlers still run after %.0f s: they are left", HANDLERS_WAIT_S)
+    if idle and handlers_done:
         sys.exit(0)
     atexit._run_exitfuncs()  # what sys.exit would run (the stdlib's own hook: no public name)
     sys.stdout.flush()

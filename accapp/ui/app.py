@@ -284,10 +284,9 @@ def build_app() -> gr.Blocks:
                api_description="Score one minimal pair with every selected method; returns the verdict table.")
         gr.api(status, api_name="status", queue=False, api_visibility="undocumented",
                api_description="The models loaded, the memory budget, resident memory and the file jobs queued.")
-        explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
-                           api_visibility="undocumented").then(
-            ex.render, ex.refresh_inputs, ex.refresh_outputs, api_visibility="undocumented")
-        demo.load(**ex.load_event, api_visibility="undocumented").then(**ex.then_event, api_visibility="undocumented")
+        ex.refresh_after(explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
+                                            api_visibility="undocumented"))
+        ex.restore_on(demo)
     return demo
 
 

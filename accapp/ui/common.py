@@ -12,6 +12,7 @@ import gradio as gr
 
 from accapp.benchmarks import label_of
 from accapp.errors import UserError
+from accapp.service.host import HANDLERS
 from accapp.service.messages import DEVICE_MESSAGE, OOM_MESSAGE, is_device_error, is_oom, message_of  # noqa: F401 - the tabs' names for them
 
 log = logging.getLogger("accapp.ui")
@@ -44,7 +45,8 @@ def friendly(fn):
         @functools.wraps(fn)
         def generator(*args, **kwargs):
             try:
-                yield from fn(*args, **kwargs)
+                with HANDLERS.running():  # counted while it runs: SIGTERM waits for it (service.host)
+                    yield from fn(*args, **kwargs)
             except gr.Error:
                 raise
             except Exception as exc:  # noqa: BLE001 - shown as a message, logged in full
@@ -55,7 +57,8 @@ def friendly(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with HANDLERS.running():
+                return fn(*args, **kwargs)
         except gr.Error:
             raise
         except Exception as exc:  # noqa: BLE001 - shown as a message, logged in full

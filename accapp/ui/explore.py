@@ -183,8 +183,9 @@ def findings_html(sel) -> str:
 
 
 def _render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None, wrong_text="",
-            wrong_phen="all", wrong_sort="order") -> dict:
-    """Everything the tab shows, by name (VIEWS), and "files": the CSV files ({name: path or None})."""
+            wrong_phen="all", wrong_sort="order", with_wrong: bool = True) -> dict:
+    """Everything the tab shows, by name (VIEWS), and "files": the CSV files ({name: path or None}).
+    with_wrong=False: all but the wrong-pairs views (WRONG_VIEWS) and their CSV (render_wrong's)."""
     sel = svc.select(bench, model, methods, template, also)
     fig_fallback = plots.empty_figure
     df_fallback = lambda msg: pd.DataFrame({"message": [msg]})  # noqa: E731
@@ -201,6 +202,24 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     ab_fig, ab_tbl = _safe("A/B", lambda: ab_view(sel, sink), lambda m: (fig_fallback(m), df_fallback(m)))
     shuffle = _safe("Word shuffling", lambda: shuffle_view(sel, sink), fig_fallback)
     attract = _safe("Attractors", lambda: attractor_view(sel, sink), fig_fallback)
+    wrong = (wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wrong_phen, wrong_sort)
+             if with_wrong else {"file": None})
+    tag = f"{sel.bench}-{sel.model or 'published'}-{sel.template}"
+    tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl}
+    files = {k: _safe("CSV", lambda v=v, k=k: write_csv(v, f"{k}-{tag}"), lambda m: None)
+             for k, v in {**tables, **sink}.items()}
+    findings = _safe("Findings", lambda: findings_html(sel), lambda m: note(esc(m), "warn"))
+    file = wrong.pop("file")
+    if with_wrong:
+        files["wrong-pairs"] = file
+    return {"status": status, "overall": overall, "phenomenon": phen, "length": length,
+            "paradigm_phenomena": gr.update(choices=phen_labelled, value=para_phen), "paradigm": para,
+            "ensembles_table": ens_tbl, "ensembles_figure": ens_fig, "ab_figure": ab_fig, "ab_table": ab_tbl,
+            "shuffle": shuffle, "attractors": attract, "findings": findings, **wrong, "files": files}
+
+
+def wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wrong_phen, wrong_sort) -> dict:
+    """The "Pairs it gets wrong" views (WRONG_VIEWS) and "file", their CSV (all of them, not just those shown)."""
     wrong_method = wrong_method if wrong_method in sel.present else (sel.methods[0] if sel.methods else None)
     every_wrong = _safe("Wrong pairs", lambda: svc.wrong_pairs(sel, wrong_method), lambda m: pd.DataFrame(columns=WRONG_COLUMNS))
     wrong_phen = wrong_phen if wrong_phen in phen_choices else "all"
@@ -216,20 +235,27 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
                        "Probe shows it by default; the CSV keeps the method's own unit, named in its Score unit "
                        "column). "
                        "<b>Click a row</b> to open the pair in the probe.", "info"))
+    table = kept.assign(Method=wrong_method, Model=sel.model,
+                        **{"Score unit": svc.units.file_unit(wrong_method)}) if len(kept) else None
     tag = f"{sel.bench}-{sel.model or 'published'}-{sel.template}"
-    tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl,
-              "wrong-pairs": kept.assign(Method=wrong_method, Model=sel.model,
-                                         **{"Score unit": svc.units.file_unit(wrong_method)}) if len(kept) else None}
-    files = {k: _safe("CSV", lambda v=v, k=k: write_csv(v, f"{k}-{tag}"), lambda m: None)
-             for k, v in {**tables, **sink}.items()}
-    findings = _safe("Findings", lambda: findings_html(sel), lambda m: note(esc(m), "warn"))
-    return {"status": status, "overall": overall, "phenomenon": phen, "length": length,
-            "paradigm_phenomena": gr.update(choices=phen_labelled, value=para_phen), "paradigm": para,
-            "ensembles_table": ens_tbl, "ensembles_figure": ens_fig, "ab_figure": ab_fig, "ab_table": ab_tbl,
-            "shuffle": shuffle, "attractors": attract, "findings": findings, "wrong_note": wrong_note,
-            "wrong": svc.wrong_display(wrong, sel.bench, wrong_method), "wrong_state": wrong,
-            "wrong_phenomena": gr.update(choices=phen_labelled, value=wrong_phen),
-            "files": files}
+    file = _safe("CSV", lambda: write_csv(table, f"wrong-pairs-{tag}"), lambda m: None) if table is not None else None
+    return {"wrong_note": wrong_note, "wrong": svc.wrong_display(wrong, sel.bench, wrong_method), "wrong_state": wrong,
+            "wrong_phenomena": gr.update(choices=phen_labelled, value=wrong_phen), "file": file}
+
+
+WRONG_VIEWS = ("wrong_note", "wrong", "wrong_state", "wrong_phenomena")
+
+
+@friendly
+def render_wrong(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text, wrong_phen,
+                 wrong_sort):
+    """Only the wrong-pairs views and their CSV button, for a change of the list's own method, filter or sort:
+    the figures and their bootstrap intervals stay as they are (a whole render is seconds; this, a query)."""
+    sel = svc.select(bench, model, methods, template, also)
+    out = wrong_views(sel, svc.phenomena(sel), svc.phenomenon_choices(sel), wrong_method, wrong_text, wrong_phen,
+                      wrong_sort)
+    file = out.pop("file")
+    return {**out, "csv:wrong-pairs": gr.update(value=file, interactive=bool(file))}
 
 
 # What the tab shows, by name: build() gives each name its component, and a handler returns
@@ -252,12 +278,20 @@ DOWNLOADS = ("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length",
 
 @friendly
 def render_page(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text, wrong_phen,
-                wrong_sort):
-    """render()'s views and one download button per table / figure ("csv:<name>"), by name."""
+                wrong_sort, with_wrong: bool = True):
+    """render()'s views and one download button per table / figure ("csv:<name>"), by name; with_wrong=False:
+    all but the wrong-pairs list's (the tab's events chain render_wrong after it)."""
     out = _render(bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text,
-                  wrong_phen, wrong_sort)
+                  wrong_phen, wrong_sort, with_wrong)
     files = out.pop("files")
-    return {**out, **{f"csv:{k}": gr.update(value=files.get(k), interactive=bool(files.get(k))) for k in DOWNLOADS}}
+    return {**out, **{f"csv:{k}": gr.update(value=files.get(k), interactive=bool(files.get(k))) for k in DOWNLOADS
+                      if with_wrong or k != "wrong-pairs"}}
+
+
+def render_figures(*inputs):
+    """The tab's views but the wrong-pairs list: an event then runs render_wrong with the list's controls as
+    they are by then, so a filter typed while the figures are drawn is neither lost nor undone."""
+    return render_page(*inputs, with_wrong=False)
 
 
 def by_component(fn, components: dict):
@@ -333,21 +367,37 @@ def restore_from_link(request: gr.Request):
 
 
 def render_if_restored(restored, *inputs):
-    """After demo.load: the views of a restored selection (nothing to do on a plain page load)."""
+    """After demo.load: the views of a restored selection but the wrong-pairs list (then_event's next step);
+    nothing to do on a plain page load."""
     if not restored:
         return {}
-    return render_page(*inputs)
+    return render_figures(*inputs)
+
+
+def wrong_if_restored(restored, *inputs):
+    return render_wrong(*inputs) if restored else {}
+
+
+HIDDEN = dict(api_visibility="undocumented")
 
 
 @dataclass
 class ExploreTab:
-    refresh_inputs: list
-    refresh_outputs: list
     filters_inputs: list
     filters_outputs: list
-    load_event: dict | None = None  # demo.load(**load_event).then(**then_event): an Explore link restored
-    then_event: dict | None = None
-    render: object = None  # render_page as a handler of refresh_outputs ({component: value})
+    figures: dict  # event.then(**figures).then(**wrong): the tab's views, then its wrong-pairs list
+    wrong: dict
+    load_event: dict  # demo.load(**load_event).then(**restored_figures).then(**restored_wrong): a link restored
+    restored_figures: dict
+    restored_wrong: dict
+
+    def refresh_after(self, event):
+        """The whole tab redrawn after `event`: the figures and tables, then the wrong-pairs list."""
+        return event.then(**self.figures, **HIDDEN).then(**self.wrong, **HIDDEN)
+
+    def restore_on(self, demo):
+        """An Explore link's selection restored and drawn when the page loads."""
+        demo.load(**self.load_event, **HIDDEN).then(**self.restored_figures, **HIDDEN).then(**self.restored_wrong, **HIDDEN)
 
 
 def csv_button(name: str, label: str) -> gr.DownloadButton:
@@ -455,17 +505,25 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
              "wrong_state": wrong_state, "wrong_phenomena": wrong_phen,
              **{f"csv:{k}": by_name[k] for k in DOWNLOADS}}
     assert set(views) == set(VIEWS) | {f"csv:{k}" for k in DOWNLOADS}  # every view has its component
-    refresh_outputs = list(views.values())
-    page = by_component(render_page, views)
-    hidden = dict(api_visibility="undocumented")
+    # Two steps a refresh: the figures and tables (seconds: bootstrap intervals), then the wrong-pairs list
+    # (a query), which reads its controls when the figures are done; the list's own controls redo it alone.
+    wrong_views_ = {k: views[k] for k in (*WRONG_VIEWS, "csv:wrong-pairs")}
+    figure_views = {k: v for k, v in views.items() if k not in wrong_views_}
+    figures = dict(fn=by_component(render_figures, figure_views), inputs=refresh_inputs,
+                   outputs=list(figure_views.values()))
+    wrong_step = dict(fn=by_component(render_wrong, wrong_views_), inputs=refresh_inputs,
+                      outputs=list(wrong_views_.values()))
+    hidden = HIDDEN
     for comp in (bench, model, methods):
-        comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(
-            page, refresh_inputs, refresh_outputs, **hidden)
-    for comp in (template, show_models, para_phen, wrong_method, also, wrong_phen, wrong_sort):
-        comp.input(page, refresh_inputs, refresh_outputs, **hidden)
-    wrong_text.submit(page, refresh_inputs, refresh_outputs, **hidden)
-    refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(
-        page, refresh_inputs, refresh_outputs, **hidden)
+        comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(**figures, **hidden).then(
+            **wrong_step, **hidden)
+    for comp in (template, show_models, para_phen, also):
+        comp.input(**figures, **hidden).then(**wrong_step, **hidden)
+    for comp in (wrong_method, wrong_phen, wrong_sort):
+        comp.input(**wrong_step, **hidden)
+    wrong_text.submit(**wrong_step, **hidden)
+    refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(**figures, **hidden).then(
+        **wrong_step, **hidden)
     bench.change(human_note_html, [bench], [human_note], **hidden)
     # The selection in the page URL (history.replaceState, no reload) and the link box; only while the
     # Explore tab is shown, so the Probe tab's own link is left alone.
@@ -493,6 +551,8 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     restored = gr.State(False)
     load_event = dict(fn=restore_from_link, inputs=None,
                       outputs=[tabs, bench, model, methods, template, para_phen, also, wrong_method, restored])
-    then_event = dict(fn=by_component(render_if_restored, views), inputs=[restored, *refresh_inputs],
-                      outputs=refresh_outputs)
-    return ExploreTab(refresh_inputs, refresh_outputs, filters_inputs, filters_outputs, load_event, then_event, page)
+    restored_figures = dict(fn=by_component(render_if_restored, figure_views), inputs=[restored, *refresh_inputs],
+                            outputs=list(figure_views.values()))
+    restored_wrong = dict(fn=by_component(wrong_if_restored, wrong_views_), inputs=[restored, *refresh_inputs],
+                          outputs=list(wrong_views_.values()))
+    return ExploreTab(filters_inputs, filters_outputs, figures, wrong_step, load_event, restored_figures, restored_wrong)
