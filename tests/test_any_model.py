@@ -178,6 +178,12 @@ def test_what_is_not_a_language_model_is_refused_in_one_sentence_naming_what_was
         resolve_model(str(remote))
     with pytest.raises(UserError, match="Unknown model 'nope'"):
         resolve_model("nope")
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF but not really")
+    with pytest.raises(UserError, match="cannot be read as a GGUF model by transformers"):
+        resolve_model(str(junk))
+    with pytest.raises(UserError, match="No folder or file at"):
+        resolve_model(str(tmp_path / "gone.gguf"))
 
 
 @pytest.mark.process  # runs python -m accapp

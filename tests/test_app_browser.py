@@ -99,7 +99,7 @@ def upload(page, elem, path, tries=3):
             # textContent, not innerText: Gradio shows the name as two spans (stem, extension), and in a
             # narrow column innerText breaks them onto two lines ("pairs\n.csv", CI of stop 43)
             page.wait_for_function(f"() => (document.querySelector('{elem}')?.textContent || '')"
-                                   f".replace(/\\s+/g, '').includes('{path.name}')", timeout=30_000)
+                                   f".replace(/\\s+/g, '').includes('{path.name}'.replace(/\\s+/g, ''))", timeout=30_000)
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:  # what the page showed, for the next time it happens (CI of stop 43, once)

@@ -221,6 +221,10 @@ def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantizati
             raise UserError(f"'{spec.id}' is a GGUF file, which loads dequantized; 4-bit NF4 needs safetensors weights.")
         kwargs["quantization_config"] = qconfig
         kwargs["device_map"] = device
+    if "gguf_file" in extra:  # the config read when the model was resolved: one parse of the file fewer
+        from accapp.models.resolve import gguf_auto_config
+
+        kwargs["config"] = gguf_auto_config(str(Path(where) / extra["gguf_file"]), spec.trust_remote_code)
     tokenizer = load_tokenizer(spec, where, extra)
     try:
         model = auto_class.from_pretrained(where, **kwargs)

@@ -10,6 +10,8 @@ refused in one sentence that names what was found. The conventions the registry 
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 import shutil
@@ -101,18 +103,30 @@ def folder_config(text: str) -> dict:
 
 
 def gguf_config(text: str, trust_remote_code: bool = False) -> dict:
+    data = gguf_auto_config(text, trust_remote_code).to_dict()
+    data.setdefault("architectures", None)
+    return data
+
+
+def gguf_auto_config(text: str, trust_remote_code: bool = False):
+    """The GGUF file's transformers config, read once per file version: a GGUF read parses every
+    tokenizer string (seconds for a 49k vocabulary), and the loader passes this to from_pretrained."""
     path = Path(text).expanduser()
     if not path.is_file():
         raise UserError(f"The GGUF file '{text}' does not exist.")
+    stat = path.stat()
+    return copy.deepcopy(_read_gguf_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size, trust_remote_code))
+
+
+@functools.lru_cache(maxsize=4)  # a few files' configs (small objects); the key changes when the file does
+def _read_gguf_config(path: str, mtime_ns: int, size: int, trust_remote_code: bool):
     from transformers import AutoConfig
 
+    where = Path(path)
     try:
-        config = AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name, trust_remote_code=trust_remote_code)
+        return AutoConfig.from_pretrained(str(where.parent), gguf_file=where.name, trust_remote_code=trust_remote_code)
     except Exception as exc:  # noqa: BLE001 - a file transformers cannot read: one sentence
-        raise UserError(f"'{text}' cannot be read as a GGUF model by transformers ({str(exc).splitlines()[0]}).") from exc
-    data = config.to_dict()
-    data.setdefault("architectures", None)
-    return data
+        raise UserError(f"'{path}' cannot be read as a GGUF model by transformers ({str(exc).splitlines()[0]}).") from exc
 
 
 def split_revision(text: str) -> tuple[str, str]:
