@@ -72,9 +72,9 @@ def _ratings_report(args, model: str) -> None:
 
 def _run_one(args, model: str, paradigms) -> dict:
     """One model's run: in this process, or on Ray with --ray."""
-    from accapp.runner.runner import BLOCK, run_benchmark
+    from accapp.runner.runner import default_block_size, run_benchmark
 
-    block_size = args.block_size or BLOCK
+    block_size = args.block_size or default_block_size(args.methods)
     if args.ray is None:
         import argparse
 
@@ -141,7 +141,7 @@ def register(sub, add_model_args) -> None:
     p.add_argument("--consolidate-to", default=None, help="also merge the units into DIR/<model>__<benchmark>.parquet")
     p.add_argument("--block-size", type=int, default=None,
                    help="pairs per engine call (a Ray task; what a kill can lose); the same size, and the same torch threads, "
-                        "give the same scores (default: accapp.runner.runner.BLOCK, 256)")
+                        "give the same scores (default: 256; 32 where a method builds prompts: runner.default_block_size)")
     p.add_argument("--threads", type=int, default=None, help="torch threads of the serial runner (default: torch's)")
     g = p.add_argument_group("Ray (pip install -r requirements-ray.txt)")
     g.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",

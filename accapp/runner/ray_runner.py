@@ -34,7 +34,7 @@ from pathlib import Path
 
 from accapp.benchmarks import bench_name, language_of
 from accapp.errors import UserError
-from accapp.runner.runner import BLOCK, BenchmarkRun, Block, BlockResult, describe, score_block
+from accapp.runner.runner import BenchmarkRun, Block, BlockResult, default_block_size, describe, score_block
 
 log = logging.getLogger("accapp.runner")
 RAY_MISSING = ("--ray needs Ray, an optional extra that is not installed: pip install -r requirements-ray.txt "
@@ -143,7 +143,7 @@ def run_benchmark_ray(
     workers: int | None = None,
     gpus_per_worker: float | None = None,
     cpus_per_worker: float = 1,
-    block_size: int = BLOCK,
+    block_size: int | None = None,
     max_restarts: int = 3,
     progress: bool = True,
     on_result=None,
@@ -170,8 +170,8 @@ def run_benchmark_ray(
     try:
         first = _first_ready(ray, actors)
         info = ray.get(actors[first].describe.remote(methods, language_of(bench_name(benchmark))))
-        run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size, progress,
-                           desc=f"{info['model']} {bench_name(benchmark)} on Ray")
+        run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size or default_block_size(methods),
+                           progress, desc=f"{info['model']} {bench_name(benchmark)} on Ray")
         startup = time.perf_counter() - t_start
         keep = max(1, min(len(actors), len(run.blocks)))  # no more workers than blocks
         actors = [actors[first]] + [a for i, a in enumerate(actors) if i != first]

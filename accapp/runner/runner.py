@@ -44,6 +44,22 @@ from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS, duplicate_pairs, pair_f
 # run over workers. Scores move with the block (float32 batching, under 1e-4 nats), so runs
 # that should match score for score use the same block size; the manifest records it.
 BLOCK = 256
+# Methods with prompts run tens of passes a pair (5 templates, answer orders): 256 such pairs took 15 min on
+# one CPU thread, a progress bar that stood still that long. Their blocks are smaller; batching stays full.
+PROMPT_BLOCK = 32
+
+
+def default_block_size(methods) -> int:
+    """BLOCK where every method reads the sentences' own passes (LP, MeanLP, PenLP, the Bayes factors,
+    SLOR, the PLLs); PROMPT_BLOCK where any builds prompts or templates (in-template, A/B, Yes/No, Hu &
+    Levy's, the ensembles), or for every method (None / "all")."""
+    from accapp.methods import parse_ids
+    from accapp.methods.descriptor import descriptors
+
+    ids, table = parse_ids(methods), descriptors()
+    if ids is None or any(table[m].stage != "sentence probability" for m in ids if m in table):
+        return PROMPT_BLOCK
+    return BLOCK
 
 
 def unit_path(root: Path, model: str, benchmark: str, paradigm: str, method: str, template: str) -> Path:
@@ -375,10 +391,12 @@ def run_benchmark(
     paradigms: list[str] | None = None,
     progress: bool = True,
     on_unit=None,
-    block_size: int = BLOCK,
+    block_size: int | None = None,
 ) -> dict:
     """Run (or resume) a benchmark with an engine (accapp.engine) in this process; returns a
-    summary {units_written, units_skipped, units_failed, pairs_failed, pairs_scored, seconds, ...}."""
+    summary {units_written, units_skipped, units_failed, pairs_failed, pairs_scored, seconds, ...}.
+    block_size: pairs an engine call (default: default_block_size of the methods)."""
+    block_size = block_size or default_block_size(methods)
     info = describe(engine, methods, language_of(bench_name(benchmark)))
     run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size, progress, on_unit)
     for block in run.blocks:
