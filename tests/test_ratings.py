@@ -344,9 +344,14 @@ def test_the_probe_names_the_humans_and_the_run():
     assert svc.humans_of("gemma3-270m", row["bad"], row["good"]) is None and svc.humans_line(None) == ""
 
 
+PROMPTING_ON_ALL = ("in_template_comparative_lp", "ab_prompting", "yes_no_prob_comp", "meta_question_simple",
+                    "meta_instruct", "meta_question_complex")
+
+
 def test_prompting_sample_is_recorded():
     """The in-template LP family on LI ran on a sample (docs/ratings.md): the manifest says so, for
-    each model, and matches the shipped rows; the full-set methods keep all 725 pairs."""
+    each model, and matches the shipped rows; the full-set methods keep all 725 pairs, the other prompting
+    methods too (every template, A/B in both answer orders, Hu & Levy's two prompt kinds)."""
     import json
 
     from accapp.service import ratings as svc
@@ -360,6 +365,13 @@ def test_prompting_sample_is_recorded():
         for m in ("in_template_lp", "in_template_mean_lp", "in_template_pen_lp"):
             assert per[m] == 97 and "97 paradigms" in manifest["sample_by_method"][m]
             assert sorted(run.loc[run["method"] == m, "template"].unique()) == ["1", "2", "3", "4", "5"]
+        for m in PROMPTING_ON_ALL:
+            assert per[m] == 725 and manifest["sample_by_method"][m] == "all 725 pairs", m
+        variants = run[run["method"].isin(PROMPTING_ON_ALL)].groupby("method").agg(
+            templates=("template", lambda t: sorted(set(t))), variants=("variant", lambda v: sorted(set(v))))
+        assert variants.loc["ab_prompting", "variants"] == ["good=A", "good=B"]
+        assert variants.loc["yes_no_prob_comp", "templates"] == ["1", "2", "3", "4", "5"]
+        assert variants.loc["meta_instruct", "templates"] == ["comparison", "judgment"]
         sample = run.loc[run["method"] == "in_template_lp", ["paradigm", "pair_id"]].drop_duplicates()
         assert sample["paradigm"].is_unique and len(sample) == run["paradigm"].nunique()
         assert not run.duplicated(["pair_id", "method", "template", "variant"]).any()
@@ -368,7 +380,7 @@ def test_prompting_sample_is_recorded():
 @pytest.mark.slow
 def test_shipped_in_template_scores_are_the_engines(smollm):
     """Two of the shipped in-template LP rows of SmolLM2 on LI, scored again by the engine: the same
-    numbers (all five templates)."""
+    numbers (all five templates); and a pair's A/B, Yes/No and MetaQuestionSimple rows."""
     from accapp.engine import Engine
     from accapp.scoring.api import Pair
     from accapp.scoring.causal import CausalScorer
@@ -384,6 +396,18 @@ def test_shipped_in_template_scores_are_the_engines(smollm):
             shipped = rows[(rows["pair_id"] == pid) & (rows["template"] == str(s.template))].iloc[0]
             assert float(s.score_good) == pytest.approx(shipped["score_good"], abs=1e-3)
             assert float(s.score_bad) == pytest.approx(shipped["score_bad"], abs=1e-3)
+    # a pair outside the 97-pair sample, with the prompting methods run on all 725 (every template and order)
+    prompted = run[run["method"].isin(["ab_prompting", "yes_no_prob_comp", "meta_question_simple"])]
+    pid = next(i for i in prompted["pair_id"].drop_duplicates() if i not in set(rows["pair_id"]))
+    mine = prompted[prompted["pair_id"] == pid]
+    (result,) = Engine(CausalScorer(smollm), "en").score_pairs([Pair(*mine[["good", "bad"]].iloc[0])],
+                                                              ["ab_prompting", "yes_no_prob_comp", "meta_question_simple"])
+    assert len(result.scores) == len(mine) == 5 * 2 + 5 + 2
+    for s in result.scores:
+        shipped = mine[(mine["method"] == s.method) & (mine["template"] == str(s.template))
+                       & (mine["variant"] == (s.variant or ""))].iloc[0]
+        assert float(s.score_good) == pytest.approx(shipped["score_good"], abs=1e-3), (s.method, s.template, s.variant)
+        assert float(s.score_bad) == pytest.approx(shipped["score_bad"], abs=1e-3), (s.method, s.template, s.variant)
 
 
 def test_a_file_pair_in_the_probe_says_there_is_no_benchmark_result():
