@@ -114,6 +114,17 @@ def builtin_points(model: str, name: str = "li", meaning_matched_only: bool = Fa
     return pts[KEY + POINT_COLUMNS + ["human_source"]]
 
 
+def builtin_summary(model: str, name: str = "li", meaning_matched_only: bool = False) -> pd.DataFrame:
+    """summary() of a built-in rated set's points for a model: computed once (its bootstrap intervals are
+    seconds for 47 judgments x 725 pairs) and kept, as the shipped results do not change while the app runs."""
+    return _builtin_summary(model, name, bool(meaning_matched_only)).copy()
+
+
+@lru_cache(maxsize=8)  # the embedded models x built-in sets x {all, meaning-matched}
+def _builtin_summary(model: str, name: str, meaning_matched_only: bool) -> pd.DataFrame:
+    return summary(builtin_points(model, name, meaning_matched_only))
+
+
 def distance_bins(points: pd.DataFrame, method: str | None = None, template: str = "-", variant: str = "") -> pd.DataFrame:
     """r by bins of meaning distance for one method's points (Hu et al. 2025 Fig. 3b); the causal headline
     method (LP) by default."""

@@ -229,7 +229,8 @@ def explore_view(name: str, model: str | None, key: str | None, matched: bool):
     key = key if key in values else ("lp|-|" if "lp|-|" in values else values[0])
     method, template, variant = split_key(key)
     which = " (meaning-matched pairs: edit distance below its 75th percentile)" if matched else ""
-    html = summary_html(svc.summary(points), [p for p in svc.published() if p["set"] == name], f"{svc.SETS[name]}: {model}{which}")
+    html = summary_html(svc.builtin_summary(model, name, bool(matched)), [p for p in svc.published() if p["set"] == name],
+                        f"{svc.SETS[name]}: {model}{which}")
     bins = svc.distance_bins(points, method, template, variant)
     bins_frame = pd.DataFrame({"meaning distance (bin median)": bins["distance_mid"], "Pearson r": bins["pearson_r"],
                                "pairs": bins["pairs"]}) if not bins.empty else None
