@@ -33,8 +33,9 @@ def merge(model: str, name: str, runs: list[Path], sample: str) -> Path:
     dest = ROOT / "precomputed" / "ratings" / f"{model}__{name}.parquet"
     manifest_path = dest.with_name(dest.name.replace(".parquet", ".manifest.json"))
     old = pd.read_parquet(dest)
-    new = pd.concat([pd.read_parquet(p) for run in runs for p in sorted((run / "units").glob("*/*/*.parquet"))],
-                    ignore_index=True)
+    parts = [pd.concat([pd.read_parquet(p) for p in sorted((run / "units").glob("*/*/*.parquet"))], ignore_index=True)
+             for run in runs]  # each run's rows, read once
+    new = pd.concat(parts, ignore_index=True)
     new["benchmark"] = old["benchmark"].iloc[0]
     new = new[old.columns]
     for c in ("template", "variant"):
@@ -44,7 +45,7 @@ def merge(model: str, name: str, runs: list[Path], sample: str) -> Path:
     out = out.astype(old.dtypes.to_dict())
     out.to_parquet(dest, index=False)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    for folder in runs:
+    for folder, part in zip(runs, parts):
         run = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         for m in run["methods"]:
             if m not in manifest["methods"]:
@@ -53,7 +54,6 @@ def merge(model: str, name: str, runs: list[Path], sample: str) -> Path:
             manifest["template_sources"][m] = run["template_sources"][m]
             manifest.setdefault("pairs_by_method", {})[m] = int(out.loc[out["method"] == m, "pair_id"].nunique())
             manifest.setdefault("sample_by_method", {})[m] = sample
-        part = pd.concat([pd.read_parquet(p) for p in (folder / "units").glob("*/*/*.parquet")])
         manifest.setdefault("runs", []).append({k: run.get(k) for k in ("methods", "started", "finished", "compute_seconds",
                                                                           "versions", "in_template_scope", "dtype")}
                                                | {"pairs": int(part["pair_id"].nunique()), "sample": sample})

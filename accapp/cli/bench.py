@@ -72,9 +72,9 @@ def _ratings_report(args, model: str) -> None:
 
 def _run_one(args, model: str, paradigms) -> dict:
     """One model's run: in this process, or on Ray with --ray."""
-    from accapp.runner.runner import default_block_size, run_benchmark
+    from accapp.runner.runner import run_benchmark
 
-    block_size = args.block_size or default_block_size(args.methods)
+    block_size = args.block_size  # None: the runner's default for these methods (runner.default_block_size)
     if args.ray is None:
         import argparse
 

@@ -203,19 +203,23 @@ def _render(bench, model, methods, template, show_models, para_phen, wrong_metho
     shuffle = _safe("Word shuffling", lambda: shuffle_view(sel, sink), fig_fallback)
     attract = _safe("Attractors", lambda: attractor_view(sel, sink), fig_fallback)
     wrong = (wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wrong_phen, wrong_sort)
-             if with_wrong else {"file": None})
-    tag = f"{sel.bench}-{sel.model or 'published'}-{sel.template}"
+             if with_wrong else {})
+    tag = csv_tag(sel)
     tables = {"overall-accuracy": overall, "ensembles": ens_tbl, "ab-share-published": ab_tbl}
     files = {k: _safe("CSV", lambda v=v, k=k: write_csv(v, f"{k}-{tag}"), lambda m: None)
              for k, v in {**tables, **sink}.items()}
     findings = _safe("Findings", lambda: findings_html(sel), lambda m: note(esc(m), "warn"))
-    file = wrong.pop("file")
     if with_wrong:
-        files["wrong-pairs"] = file
+        files["wrong-pairs"] = wrong.pop("file")
     return {"status": status, "overall": overall, "phenomenon": phen, "length": length,
             "paradigm_phenomena": gr.update(choices=phen_labelled, value=para_phen), "paradigm": para,
             "ensembles_table": ens_tbl, "ensembles_figure": ens_fig, "ab_figure": ab_fig, "ab_table": ab_tbl,
             "shuffle": shuffle, "attractors": attract, "findings": findings, **wrong, "files": files}
+
+
+def csv_tag(sel) -> str:
+    """The part of a CSV's name that says which selection it holds."""
+    return f"{sel.bench}-{sel.model or 'published'}-{sel.template}"
 
 
 def wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wrong_phen, wrong_sort) -> dict:
@@ -237,8 +241,7 @@ def wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wron
                        "<b>Click a row</b> to open the pair in the probe.", "info"))
     table = kept.assign(Method=wrong_method, Model=sel.model,
                         **{"Score unit": svc.units.file_unit(wrong_method)}) if len(kept) else None
-    tag = f"{sel.bench}-{sel.model or 'published'}-{sel.template}"
-    file = _safe("CSV", lambda: write_csv(table, f"wrong-pairs-{tag}"), lambda m: None) if table is not None else None
+    file = _safe("CSV", lambda: write_csv(table, f"wrong-pairs-{csv_tag(sel)}"), lambda m: None) if table is not None else None
     return {"wrong_note": wrong_note, "wrong": svc.wrong_display(wrong, sel.bench, wrong_method), "wrong_state": wrong,
             "wrong_phenomena": gr.update(choices=phen_labelled, value=wrong_phen), "file": file}
 
@@ -513,26 +516,25 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
                    outputs=list(figure_views.values()))
     wrong_step = dict(fn=by_component(render_wrong, wrong_views_), inputs=refresh_inputs,
                       outputs=list(wrong_views_.values()))
-    hidden = HIDDEN
     for comp in (bench, model, methods):
-        comp.input(update_filters, filters_inputs, filters_outputs, **hidden).then(**figures, **hidden).then(
-            **wrong_step, **hidden)
+        comp.input(update_filters, filters_inputs, filters_outputs, **HIDDEN).then(**figures, **HIDDEN).then(
+            **wrong_step, **HIDDEN)
     for comp in (template, show_models, para_phen, also):
-        comp.input(**figures, **hidden).then(**wrong_step, **hidden)
+        comp.input(**figures, **HIDDEN).then(**wrong_step, **HIDDEN)
     for comp in (wrong_method, wrong_phen, wrong_sort):
-        comp.input(**wrong_step, **hidden)
-    wrong_text.submit(**wrong_step, **hidden)
-    refresh_btn.click(update_filters, filters_inputs, filters_outputs, **hidden).then(**figures, **hidden).then(
-        **wrong_step, **hidden)
-    bench.change(human_note_html, [bench], [human_note], **hidden)
+        comp.input(**wrong_step, **HIDDEN)
+    wrong_text.submit(**wrong_step, **HIDDEN)
+    refresh_btn.click(update_filters, filters_inputs, filters_outputs, **HIDDEN).then(**figures, **HIDDEN).then(
+        **wrong_step, **HIDDEN)
+    bench.change(human_note_html, [bench], [human_note], **HIDDEN)
     # The selection in the page URL (history.replaceState, no reload) and the link box; only while the
     # Explore tab is shown, so the Probe tab's own link is left alone.
     gr.on([bench.change, model.change, methods.change, template.change, para_phen.change], None,
-          [bench, model, methods, template, para_phen, link], [link], js=links.EXPLORE_URL_JS, **hidden)
-    copy_btn.click(None, [link], None, js=links.COPY_LINK_JS, **hidden)
+          [bench, model, methods, template, para_phen, link], [link], js=links.EXPLORE_URL_JS, **HIDDEN)
+    copy_btn.click(None, [link], None, js=links.COPY_LINK_JS, **HIDDEN)
     # Hu & Levy's measures: apart from render (its outputs stay as they are)
-    hu_levy_tab.select(hu_levy_section, [bench, model], [hu_levy_html], **hidden)
-    status.change(hu_levy_section, [bench, model], [hu_levy_html], **hidden)
+    hu_levy_tab.select(hu_levy_section, [bench, model], [hu_levy_html], **HIDDEN)
+    status.change(hu_levy_section, [bench, model], [hu_levy_html], **HIDDEN)
 
     def open_in_probe(df, bench_value, model_value, evt: gr.SelectData):
         if df is None or len(df) == 0 or evt is None or evt.index is None:
@@ -546,7 +548,7 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
         return meta["good"], meta["bad"], meta, pair_label(meta), model_update, gr.Tabs(selected=probe_tab_id)
 
     wrong.select(open_in_probe, [wrong_state, bench, model], [probe.good, probe.bad, probe.meta, probe.pair_label,
-                                                              probe.model, tabs], **hidden).then(
+                                                              probe.model, tabs], **HIDDEN).then(
         **probe.run_event)
     restored = gr.State(False)
     load_event = dict(fn=restore_from_link, inputs=None,
