@@ -76,9 +76,13 @@ class Word:
     text: str
 
 
+_CJK_STARTS = [lo for lo, _ in _CJK_RANGES]  # sorted: a character's range found by bisection
+
+
 def is_cjk(ch: str) -> bool:
     cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+    k = bisect.bisect_right(_CJK_STARTS, cp) - 1
+    return k >= 0 and cp <= _CJK_RANGES[k][1]
 
 
 def _is_word_char(ch: str) -> bool:

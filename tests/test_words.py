@@ -127,3 +127,13 @@ def test_real_tokenizers_put_every_token_in_an_overlapping_word(which):
         # every word owns at least one token here, and a word's tokens are contiguous
         assert sorted(set(owner)) == list(range(len(words)))
         assert owner == sorted(owner)
+
+
+def test_is_cjk_is_membership_in_the_ranges():
+    """is_cjk finds a character's range by bisection: the same answer as testing every range, for every
+    code point up to the last range's end."""
+    from accapp.words import _CJK_RANGES, is_cjk
+
+    last = _CJK_RANGES[-1][1] + 2
+    for cp in range(last):
+        assert is_cjk(chr(cp)) == any(lo <= cp <= hi for lo, hi in _CJK_RANGES), hex(cp)

@@ -19,6 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
+# The tree whose app.py the servers run: this one, or ACCAPP_TEST_APP_ROOT (an older commit's worktree, to
+# show that a browser test fails there: issue 34 asks each defect's test to fail on ffc7035 first).
+APP_ROOT = Path(os.environ.get("ACCAPP_TEST_APP_ROOT") or ROOT)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -66,7 +69,7 @@ def start_server(tmp: Path, env: dict | None = None, timeout: float = 180.0) -> 
     })
     full_env.update(env or {})
     with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=APP_ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT)
     server = Server(proc, f"http://127.0.0.1:{port}/", log)
     deadline = time.time() + timeout
     while time.time() < deadline:

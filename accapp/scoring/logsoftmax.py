@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import torch
 
+TOPK_SPAN = 8192  # vocabulary ids a top-k reads at once: a few top-k calls a row chunk, a copy of (rows, 8192) floats
 
 def target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """log p(targets[i] | row i) for logits (N, V) and target ids (N,) or (N, K)."""
@@ -44,8 +45,8 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     in row order, the rows' topk most probable ids and their log-probs (logit minus the row's
     logsumexp, as the targets', but that difference taken in float64), and "word_topk_logprobs" / "word_topk_ids", the same among the
     ids inside the row's mask (every id for a row without one: accapp/scoring/topk.py). An id
-    slot with no candidate has log-prob -inf and id -1. A running top-k per row, merged chunk
-    by chunk: no second projection, and no (N, V) logits kept.
+    slot with no candidate has log-prob -inf and id -1. Each chunk's top-k per row is kept and
+    merged once: no second projection, and no (N, V) logits kept.
     """
     dev = hidden.device
     rows, targets = rows.to(dev), targets.to(dev)
@@ -77,21 +78,20 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             part = torch.zeros(h.shape[0], 2, device=dev)
         tloc = topk_of[i : i + row_chunk].nonzero()[:, 0] if want_topk else None
         if tloc is not None and len(tloc):
-            best = [_empty_topk(len(tloc), topk, dev), _empty_topk(len(tloc), topk, dev)]  # every id, in-mask ids
-            tmask = mask_of[i + tloc] if masks is not None and mask_of is not None else None
+            every_row = len(tloc) == h.shape[0]  # a probe's pass: every row wants its top-k
+            inside_of = _mask_table(masks, mask_of[i + tloc]) if masks is not None and mask_of is not None else None
+            candidates = ([], [])  # every id, in-mask ids: each span's top-k (values, ids), merged once below
+            span: list[torch.Tensor] = []  # the rows' logits of the chunks since the last span (a copy)
+            span_start = 0
         for j in range(0, vocab, vocab_chunk):
             logits = project(h, j, j + vocab_chunk)
             if softcap:
                 logits = torch.tanh(logits / softcap) * softcap
             if tloc is not None and len(tloc):
-                lt = logits[tloc]  # a copy: the in-place exp below leaves it alone
-                best[0] = _merge_topk(best[0], lt, j, topk)
-                if tmask is not None and bool((tmask >= 0).any()):
-                    in_b = torch.ones_like(lt, dtype=torch.bool)
-                    with_mask = tmask >= 0
-                    in_b[with_mask] = masks[tmask[with_mask], j : j + lt.shape[1]]
-                    lt = lt.masked_fill(~in_b, -torch.inf)
-                best[1] = _merge_topk(best[1], lt, j, topk)
+                span.append(logits.clone() if every_row else logits[tloc])  # a copy: the in-place exp below
+                if sum(t.shape[1] for t in span) >= TOPK_SPAN or j + vocab_chunk >= vocab:
+                    _span_topk(candidates, torch.cat(span, 1) if len(span) > 1 else span[0], span_start, topk, inside_of)
+                    span, span_start = [], min(j + vocab_chunk, vocab)
             k = (i // row_chunk) * n_vchunks + j // vocab_chunk
             lo, hi = torch.searchsorted(key, torch.tensor([k, k + 1], device=dev)).tolist()
             if hi > lo:
@@ -113,7 +113,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             # In float64: the logit minus the row's largest, then minus log of the summed exponentials.
             # (A float32 logsumexp of ~30 nats is only good to its last bit, 2e-6.)
             row_top, row_log_total = top[tloc].double()[:, None], torch.log(total[tloc].double())[:, None]
-            for (vals, ids), name in zip(best, ("topk", "word_topk")):
+            for (vals, ids), name in zip((_merged(c, topk) for c in candidates), ("topk", "word_topk")):
                 ids = torch.where(torch.isfinite(vals), ids, torch.full_like(ids, -1))
                 found[f"{name}_logprobs"].append(((vals.double() - row_top) - row_log_total).cpu())
                 found[f"{name}_ids"].append(ids.cpu())
@@ -129,15 +129,31 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     return out, mass.cpu()
 
 
-def _empty_topk(rows: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """A running top-k with nothing in it yet: (values -inf, ids -1), (rows, k)."""
-    return (torch.full((rows, k), -torch.inf, device=device), torch.full((rows, k), -1, dtype=torch.long, device=device))
+def _mask_table(masks: torch.Tensor, mask_of: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(table, which): masks with an all-true row appended, and each row's index into it (a row without
+    a mask, -1, gets the all-true row), so that a chunk's in-mask test is one gather."""
+    table = torch.cat([masks, torch.ones(1, masks.shape[1], dtype=torch.bool, device=masks.device)])
+    return table, torch.where(mask_of >= 0, mask_of, masks.shape[0])
 
 
-def _merge_topk(best: tuple[torch.Tensor, torch.Tensor], logits: torch.Tensor, offset: int, k: int):
-    """The running top-k (values, ids) merged with a chunk of logits whose first id is `offset`."""
+def _span_topk(candidates: tuple[list, list], logits: torch.Tensor, offset: int, k: int, inside_of) -> None:
+    """A span's top-k candidates (values, ids) per row, every id and in-mask ids, kept for one merge at
+    the end. A top-k and a merge per 1,024-id chunk cost a probe 22 ms (issue 33: /probe under load)."""
     vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
-    both_vals = torch.cat([best[0], vals], dim=1)
-    both_ids = torch.cat([best[1], ids + offset], dim=1)
-    top, at = both_vals.topk(k, dim=-1)
-    return top, both_ids.gather(1, at)
+    candidates[0].append((vals, ids + offset))
+    if inside_of is not None:
+        table, which = inside_of
+        logits = torch.where(table[which, offset : offset + logits.shape[1]], logits, -torch.inf)
+        vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
+    candidates[1].append((vals, ids + offset))
+
+
+def _merged(found: list, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k best of every chunk's candidates: (values, ids), -inf and -1 where fewer than k are finite."""
+    vals, ids = torch.cat([v for v, _ in found], dim=1), torch.cat([i for _, i in found], dim=1)
+    if vals.shape[1] < k:  # a vocabulary smaller than k
+        pad = k - vals.shape[1]
+        vals = torch.cat([vals, vals.new_full((vals.shape[0], pad), -torch.inf)], dim=1)
+        ids = torch.cat([ids, ids.new_full((ids.shape[0], pad), -1)], dim=1)
+    top, at = vals.topk(k, dim=-1)
+    return top, ids.gather(1, at)

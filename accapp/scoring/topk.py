@@ -76,10 +76,10 @@ def _candidates(ids, logprobs, texts: dict, log_pb: float | None = None) -> list
     token, such as the end of text), id, p and log-prob; with log_pb (log P(B | context)) also
     p_next_word_begins = p / P(B | context)."""
     out = []
-    for rank, (tid, lp) in enumerate(zip(ids, logprobs), start=1):
+    for rank, (tid, lp) in enumerate(zip(_plain(ids), _plain(logprobs)), start=1):  # Python numbers: numpy's cost more here
         if tid < 0 or not math.isfinite(lp):
             continue
-        item = {"rank": rank, "id": int(tid), "token": texts.get(int(tid)), "p": math.exp(lp), "logprob": float(lp)}
+        item = {"rank": rank, "id": tid, "token": texts.get(tid), "p": math.exp(lp), "logprob": lp}
         if log_pb is not None:
             item["p_next_word_begins"] = math.exp(lp - log_pb)
         out.append(item)
@@ -91,12 +91,13 @@ def token_records(text: str, offsets, logprobs, top: TopKResult, texts: dict) ->
     j = n, after the sentence), p (the model's probability of it; None at j = n), expected: the
     top-k candidates}. texts: id -> token text for every listed id."""
     n = len(offsets)
+    logprobs = _plain(logprobs)
     out = []
     for j in range(n + 1):
         end = offsets[j - 1][1] if j else 0
         token = text[offsets[j][0] : offsets[j][1]] if j < n else None
         out.append({"index": j, "context": text[:end], "token": token,
-                    "p": math.exp(float(logprobs[j])) if j < n else None,
+                    "p": math.exp(logprobs[j]) if j < n else None,
                     "expected": _candidates(top.ids[j], top.logprobs[j], texts)})
     return out
 
@@ -125,5 +126,10 @@ def word_records(text: str, words: list[dict], logprobs, top: TopKResult, bounda
 
 def listed_ids(top: TopKResult) -> list[int]:
     """Every id a TopKResult lists (for their texts)."""
-    ids = np.concatenate([top.ids.ravel(), top.word_ids.ravel()])
-    return sorted({int(i) for i in ids if i >= 0})
+    ids = np.unique(np.concatenate([top.ids.ravel(), top.word_ids.ravel()]))
+    return ids[ids >= 0].tolist()
+
+
+def _plain(values) -> list:
+    """A row of numbers as Python's own (a numpy array's or a tensor's tolist; a list as it is)."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)

@@ -12,6 +12,8 @@ next token to expect, and the report says so.
 
 from __future__ import annotations
 
+import re
+
 from accapp import settings
 from accapp.service.verdicts import align_words
 
@@ -24,6 +26,7 @@ WORD_NOTE = ("At each word, the tokens that would begin the next word, most prob
              "Pimentel & Meister 2024). A listed token may be only the start of a longer word. The sentence's "
              "own word is given as a whole word, by the word view's rule.")
 END_OF_TEXT = "⟨end of text⟩"
+_ALNUM = re.compile(r"[^\W_]")  # a letter or a digit (str.isalnum's characters: \w less the underscore)
 
 
 def top_k() -> int:
@@ -54,7 +57,7 @@ def shown(token: str | None) -> str:
     if not text:
         return "⏎" if "\n" in token else "␣"
     # punctuation in quotes, so that a list "are 33 %, “,” 5.0 %" still reads
-    return text if any(ch.isalnum() for ch in text) else f"“{text}”"
+    return text if _ALNUM.search(text) else f"“{text}”"
 
 
 def line(record: dict, word: bool = True) -> str:
@@ -63,7 +66,7 @@ def line(record: dict, word: bool = True) -> str:
     context = record["context"].strip()
     where = f"after “{context}”" if context else "at the start"
     key = "p_next_word_begins" if word else "p"
-    items = ", ".join(f"{shown(c['token'])} {percent(c[key])}" for c in record["expected"])
+    items = ", ".join([f"{shown(c['token'])} {percent(c[key])}" for c in record["expected"]])
     return f"{where}, the model expected: {items}" if items else f"{where}, the model listed nothing"
 
 
