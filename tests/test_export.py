@@ -45,8 +45,8 @@ def test_scores_are_the_engines(engine, record):
     assert [(j["method"], j["template"], j["variant"]) for j in m["judgments"]] == [
         (s.method, s.template, s.variant) for s in direct.scores]
     for j, s in zip(m["judgments"], direct.scores, strict=True):
-        assert j["score_good"] == pytest.approx(float(s.score_good), abs=1e-5)
-        assert j["score_bad"] == pytest.approx(float(s.score_bad), abs=1e-5)
+        assert j["score_good"] == pytest.approx(float(s.score_good), abs=1e-4)  # float32 noise across pass shapes
+        assert j["score_bad"] == pytest.approx(float(s.score_bad), abs=1e-4)
         assert j["verdict"] == s.verdict
 
 
@@ -56,7 +56,9 @@ def test_surprisal_in_bits_is_nats_over_ln2(engine, record):
     (toks, _), = engine.token_scores([GOOD])
     assert [t["token"] for t in m["tokens"]["good"]] == [t["token"] for t in toks]
     for mine, theirs in zip(m["tokens"]["good"], toks, strict=True):
-        assert mine["surprisal_nats"] == pytest.approx(-theirs["logprob"], abs=1e-5)
+        # a pass of its own (one sentence, where the probe packed two): float32 noise, 4e-5 nats on a
+        # 10-nat token measured on an AVX-512 CPU; a unit slip (bits for nats) is 44 %
+        assert mine["surprisal_nats"] == pytest.approx(-theirs["logprob"], abs=1e-4)
     for side in ("good", "bad"):
         for rec in m["tokens"][side] + m["words"][side]:
             assert rec["surprisal_bits"] == pytest.approx(rec["surprisal_nats"] / math.log(2), rel=1e-12)

@@ -182,8 +182,13 @@ def test_sentence_l2r_of_the_last_token_is_original(mlm, text):
     assert first.masked["sentence_l2r"] == list(range(len(d.tokens)))
 
 
-@pytest.mark.parametrize("dtype, atol", [(torch.float32, 1e-4), (torch.float64, 1e-9)])
-def test_batch_size_does_not_change_scores(mlm, dtype, atol):
+# float32: 1e-4 nats, or 1e-5 of the log-prob where that is more (an AVX-512 CPU's MKL rounds a batch of
+# another shape differently: 1.1e-4 on a -15.9-nat token of the tiny random BERT, 7e-6 of it, measured)
+F32 = {"atol": 1e-4, "rtol": 1e-5}
+
+
+@pytest.mark.parametrize("dtype, atol, rtol", [(torch.float32, F32["atol"], F32["rtol"]), (torch.float64, 1e-9, 0)])
+def test_batch_size_does_not_change_scores(mlm, dtype, atol, rtol):
     """float32 differs in the last bits with the batch shape; float64 shows the maths is the same."""
     model, tok = mlm
     model = copy.deepcopy(model).to(dtype)
@@ -194,7 +199,7 @@ def test_batch_size_does_not_change_scores(mlm, dtype, atol):
         other = scorer.score_sentences(texts)
         for a, b in zip(base, other):
             for v in VARIANTS:
-                np.testing.assert_allclose(a.token_logprobs(v), b.token_logprobs(v), atol=atol, rtol=0)
+                np.testing.assert_allclose(a.token_logprobs(v), b.token_logprobs(v), atol=atol, rtol=rtol)
         # never more than chunk copies in one forward pass
         assert scorer.forward_passes == -(-scorer.copies_scored // chunk)
 
@@ -207,7 +212,7 @@ def test_sentences_scored_together_equal_sentences_scored_alone(mlm):
     for text, d in zip(ENGLISH + CHINESE, together):
         alone = scorer.sentence_pll(text)
         for v in VARIANTS:
-            np.testing.assert_allclose(d.token_logprobs(v), alone.token_logprobs(v), atol=1e-4, rtol=0)
+            np.testing.assert_allclose(d.token_logprobs(v), alone.token_logprobs(v), **F32)
 
 
 def test_full_logits_fallback_agrees(mlm):
@@ -215,7 +220,7 @@ def test_full_logits_fallback_agrees(mlm):
     a = MaskedScorer(model, tok).sentence_pll(ENGLISH[1])
     b = MaskedScorer(model, tok, split_head=False).sentence_pll(ENGLISH[1])
     for v in VARIANTS:
-        np.testing.assert_allclose(a.token_logprobs(v), b.token_logprobs(v), atol=1e-4, rtol=0)
+        np.testing.assert_allclose(a.token_logprobs(v), b.token_logprobs(v), **F32)
 
 
 def test_copies_are_shared_between_variants(bert):

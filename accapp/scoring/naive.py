@@ -1,7 +1,8 @@
 """The naive reference scorer: one plain forward pass per string (a prompt's one-token answers
 all read from the pass over the prompt), no batching, no prefix sharing between strings,
-full-vocabulary logits at every position. Same requests, same numbers (within float
-noise) as the fast causal scorer: used to check every optimisation and to measure its gain.
+full-vocabulary logits at every position it reads (a prompt's: its last, transformers'
+``logits_to_keep=1``). Same requests, same numbers (within float noise) as the fast causal
+scorer: used to check every optimisation and to measure its gain.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ class NaiveScorer(CausalScorer):
 
     @torch.inference_mode()
     def _last_logits(self, ids) -> torch.Tensor:
-        return self.model(torch.tensor([list(ids)], device=self.device)).logits[0, -1].cpu()
+        """The raw logits after the whole string (only its last row is projected: a prompt is read there)."""
+        return self.model(torch.tensor([list(ids)], device=self.device), logits_to_keep=1).logits[0, -1].cpu()
+
+    def _last_logprobs(self, ids) -> torch.Tensor:
+        """float64 log-softmax of the next-token distribution after the whole string."""
+        return torch.log_softmax(self._last_logits(ids).double(), dim=-1)
 
     def execute(self, requests) -> dict:
         out: dict = {}
@@ -45,7 +51,7 @@ class NaiveScorer(CausalScorer):
                     context = tuple(context)
                     if r.raw or len(answer) == 1:
                         if context not in rows:
-                            rows[context] = self._last_logits(context) if r.raw else self._full_logprobs(list(context))[-1]
+                            rows[context] = self._last_logits(context) if r.raw else self._last_logprobs(context)
                         vals.append(float(rows[context][answer[0]]))  # r.raw: the authors' raw-logit ratio
                         continue
                     seq = list(context) + list(answer)
