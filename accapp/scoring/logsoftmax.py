@@ -13,6 +13,7 @@ import torch
 
 TOPK_SPAN = 8192  # vocabulary ids a top-k reads at once: a few top-k calls a row chunk, a copy of (rows, 8192) floats
 
+
 def target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """log p(targets[i] | row i) for logits (N, V) and target ids (N,) or (N, K)."""
     idx = targets if targets.dim() == 2 else targets[:, None]
@@ -81,7 +82,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             every_row = len(tloc) == h.shape[0]  # a probe's pass: every row wants its top-k
             inside_of = _mask_table(masks, mask_of[i + tloc]) if masks is not None and mask_of is not None else None
             candidates = ([], [])  # every id, in-mask ids: each span's top-k (values, ids), merged once below
-            span: list[torch.Tensor] = []  # the rows' logits of the chunks since the last span (a copy)
+            span: list[torch.Tensor] = []  # the rows' logits of the chunks from span_start on (a copy)
             span_start = 0
         for j in range(0, vocab, vocab_chunk):
             logits = project(h, j, j + vocab_chunk)
@@ -89,7 +90,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
                 logits = torch.tanh(logits / softcap) * softcap
             if tloc is not None and len(tloc):
                 span.append(logits.clone() if every_row else logits[tloc])  # a copy: the in-place exp below
-                if sum(t.shape[1] for t in span) >= TOPK_SPAN or j + vocab_chunk >= vocab:
+                if j + vocab_chunk - span_start >= TOPK_SPAN or j + vocab_chunk >= vocab:  # the span is full, or the vocabulary ends
                     _span_topk(candidates, torch.cat(span, 1) if len(span) > 1 else span[0], span_start, topk, inside_of)
                     span, span_start = [], min(j + vocab_chunk, vocab)
             k = (i // row_chunk) * n_vchunks + j // vocab_chunk
