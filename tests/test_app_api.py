@@ -22,6 +22,10 @@ GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla.
 
 SPACES = importlib.util.find_spec("spaces") is not None
 ANSWERS: dict[str, dict] = {}  # way -> what the same requests answered, compared between the two ways
+# The two servers' histories differ (the shared one has scored other tests' sentences in other passes), and an
+# AVX-512 CPU's MKL rounds a sentence in a pass of another shape differently: 4.6e-5 nats on "The dogs bark."
+# (CI, stop 46's machine). Numbers agree to this; every word, verdict and count must be the same.
+ROUNDING = {"abs": 1e-4, "rel": 1e-5}
 
 
 @pytest.fixture(scope="module", params=["without spaces", "with spaces"])
@@ -55,12 +59,38 @@ def test_the_spaces_package_is_imported_only_the_second_way(client, server):
     assert gpu == {"spaces": server.way == "with spaces", "zero_gpu": False}
 
 
+def _equal_but_rounding(a, b, where: str = "answer") -> None:
+    """a and b hold the same keys, lengths, strings and verdicts; their floats agree to ROUNDING."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for k in a:
+            _equal_but_rounding(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _equal_but_rounding(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float):
+        assert b == pytest.approx(a, **ROUNDING, nan_ok=True), where
+    else:
+        assert a == b, where
+
+
 def _same_both_ways(name: str, way: str, answer) -> None:
-    """Store this way's answer; once both ways have answered, they must be equal."""
+    """Store this way's answer; once both ways have answered, they must be equal but for float rounding."""
     ANSWERS.setdefault(name, {})[way] = answer
     if len(ANSWERS[name]) == 2:
-        without, with_ = ANSWERS[name]["without spaces"], ANSWERS[name]["with spaces"]
-        assert with_ == without
+        _equal_but_rounding(ANSWERS[name]["without spaces"], ANSWERS[name]["with spaces"], name)
+
+
+def test_equal_but_rounding_tells_rounding_from_a_change():
+    """The comparison itself: rounding passes; a unit slip, a flipped verdict or a lost row does not."""
+    a = {"rows": [{"verdict": "good", "lp": -28.18403911590576, "n": 4}]}
+    _equal_but_rounding(a, {"rows": [{"verdict": "good", "lp": -28.184082984924316, "n": 4}]})
+    for changed in ({"rows": [{"verdict": "good", "lp": -28.18403911590576 / 0.6931, "n": 4}]},
+                    {"rows": [{"verdict": "bad", "lp": -28.18403911590576, "n": 4}]},
+                    {"rows": [{"verdict": "good", "lp": -28.18403911590576, "n": 5}]}, {"rows": []}):
+        with pytest.raises(AssertionError):
+            _equal_but_rounding(a, changed)
 
 
 def test_endpoints_are_named(client):
@@ -145,7 +175,9 @@ def test_score_file(client, server, tmp_path):
     assert df["error"].tolist()[2].startswith("The acceptable sentence is empty") and (df["error"] != "").sum() == 1
     assert df.loc[0, "lp: verdict"] == "good"
     assert {"lp: score_good (nats)", "lp: score_bad (nats)", "mean_lp: verdict", "majority_verdict"} <= set(df.columns)
-    _same_both_ways("score_file", server.way, Path(out).read_bytes())
+    raw = Path(out).read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")  # a byte-order mark: Excel reads the file as UTF-8
+    _same_both_ways("score_file", server.way, pd.read_csv(out).to_dict(orient="list"))  # numbers as floats
 
 
 def test_score_file_refuses_bad_files(client, tmp_path):
