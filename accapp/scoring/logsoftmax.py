@@ -7,6 +7,7 @@ tests/test_causal_scorer.py). Every scorer uses this one.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import torch
@@ -60,14 +61,14 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     order = torch.argsort(key)
     key = key[order]
     masked = masks is not None and mask_of is not None and bool((mask_of >= 0).any())
-    if masked:
-        masks, mask_of = masks.to(dev), mask_of.to(dev)
-        mass = torch.zeros(n, 2, device=dev)  # per row: the sums inside and outside its mask
     want_topk = topk > 0 and topk_of is not None and bool(topk_of.any())
+    if masks is not None and mask_of is not None and (masked or want_topk):
+        inside_f, bias = _float_masks(masks.to(dev))
+        mask_of = mask_of.to(dev)
+    if masked:
+        mass = torch.zeros(n, 2, device=dev)  # per row: the sums inside and outside its mask
     if want_topk:
         topk_of = topk_of.to(dev)
-        if masks is not None and mask_of is not None:
-            masks, mask_of = masks.to(dev), mask_of.to(dev)
         found = {name: [] for name in ("topk_logprobs", "topk_ids", "word_topk_logprobs", "word_topk_ids")}
     for i in range(0, n, row_chunk):
         h = hidden[i : i + row_chunk]
@@ -80,7 +81,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
         tloc = topk_of[i : i + row_chunk].nonzero()[:, 0] if want_topk else None
         if tloc is not None and len(tloc):
             every_row = len(tloc) == h.shape[0]  # a probe's pass: every row wants its top-k
-            inside_of = _mask_table(masks, mask_of[i + tloc]) if masks is not None and mask_of is not None else None
+            bias_of = (bias, mask_of[i + tloc]) if masks is not None and mask_of is not None else None
             candidates = ([], [])  # every id, in-mask ids: each span's top-k (values, ids), merged once below
             span: list[torch.Tensor] = []  # the rows' logits of the chunks from span_start on (a copy)
             span_start = 0
@@ -91,7 +92,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             if tloc is not None and len(tloc):
                 span.append(logits.clone() if every_row else logits[tloc])  # a copy: the in-place exp below
                 if j + vocab_chunk - span_start >= TOPK_SPAN or j + vocab_chunk >= vocab:  # the span is full, or the vocabulary ends
-                    _span_topk(candidates, torch.cat(span, 1) if len(span) > 1 else span[0], span_start, topk, inside_of)
+                    _span_topk(candidates, torch.cat(span, 1) if len(span) > 1 else span[0], span_start, topk, bias_of)
                     span, span_start = [], min(j + vocab_chunk, vocab)
             k = (i // row_chunk) * n_vchunks + j // vocab_chunk
             lo, hi = torch.searchsorted(key, torch.tensor([k, k + 1], device=dev)).tolist()
@@ -103,11 +104,11 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             e = logits.sub_(new_top[:, None]).exp_()
             total = total * scale + e.sum(-1)
             if masked:
-                inside = masks[which[has], j : j + vocab_chunk]
                 eh = e[has]
+                inside = eh * inside_f[which[has], j : j + vocab_chunk]  # exact: times 1 or 0
                 part = part * scale[:, None]
-                part[has, 0] += (eh * inside).sum(-1)
-                part[has, 1] += eh.masked_fill(inside, 0.0).sum(-1)
+                part[has, 0] += inside.sum(-1)
+                part[has, 1] += (eh - inside).sum(-1)  # exact: eh - eh or eh - 0
             top = new_top
         lse[i : i + row_chunk] = top + torch.log(total)
         if tloc is not None and len(tloc):
@@ -130,21 +131,33 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     return out, mass.cpu()
 
 
-def _mask_table(masks: torch.Tensor, mask_of: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(table, which): masks with an all-true row appended, and each row's index into it (a row without
-    a mask, -1, gets the all-true row), so that a chunk's in-mask test is one gather."""
-    table = torch.cat([masks, torch.ones(1, masks.shape[1], dtype=torch.bool, device=masks.device)])
-    return table, torch.where(mask_of >= 0, mask_of, masks.shape[0])
+_last_float_masks: tuple = (None, None)  # (a weak reference to a masks table, its float tables): a scorer builds its table once
 
 
-def _span_topk(candidates: tuple[list, list], logits: torch.Tensor, offset: int, k: int, inside_of) -> None:
+def _float_masks(masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inside, bias) of a (K, V) bool masks table: 1.0 / 0.0 in its masks, and 0 / -inf with a row of
+    zeros appended (index -1: a row without a mask). A bool multiply or fill on the CPU is ~20x slower
+    than a float one (a fill of a probe's span: 0.75 ms against 0.04 for an add, measured)."""
+    global _last_float_masks
+    ref, tables = _last_float_masks
+    if ref is not None and ref() is masks:
+        return tables
+    inside = masks.to(torch.float32)
+    bias = torch.cat([torch.zeros_like(inside).masked_fill_(~masks, -torch.inf), inside.new_zeros(1, inside.shape[1])])
+    _last_float_masks = (weakref.ref(masks), (inside, bias))
+    return inside, bias
+
+
+def _span_topk(candidates: tuple[list, list], logits: torch.Tensor, offset: int, k: int, bias_of) -> None:
     """A span's top-k candidates (values, ids) per row, every id and in-mask ids, kept for one merge at
-    the end. A top-k and a merge per 1,024-id chunk cost a probe 22 ms (issue 33: /probe under load)."""
+    the end. A top-k and a merge per 1,024-id chunk cost a probe 22 ms (issue 33: /probe under load).
+    logits: the span's own copy (the in-mask top-k adds -inf at the ids outside each row's mask to it).
+    bias_of: (_float_masks' bias, each row's mask, -1: none) or None."""
     vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
     candidates[0].append((vals, ids + offset))
-    if inside_of is not None:
-        table, which = inside_of
-        logits = torch.where(table[which, offset : offset + logits.shape[1]], logits, -torch.inf)
+    if bias_of is not None:
+        bias, which = bias_of
+        logits = logits.add_(bias[which, offset : offset + logits.shape[1]])
         vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
     candidates[1].append((vals, ids + offset))
 
