@@ -15,6 +15,7 @@ replaced) and records in the manifest which methods cover which pairs (``pairs_b
 Several runs of the same methods on parts of the set (the sample, then the rest) merge in one call:
 ``--runs RUNS/M/li_sample RUNS/M/li_rest --sample "all 725 pairs"``. The manifest's ``pairs_by_method``
 counts each method's pairs in the merged file.
+Then ship the summaries of the merged results: ``python scripts/ratings_summaries.py``.
 """
 
 from __future__ import annotations
