@@ -35,6 +35,31 @@ def test_release_freed_memory_asks_the_allocator():
     assert release_freed_memory() is (sys.platform.startswith("linux"))
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator: RssAnon in /proc")
+def test_model_thread_gives_freed_memory_back_once_idle():
+    """A job's freed temporaries stay in glibc's heap (its mmap threshold rises to the size of the first
+    freed block), until the idle model thread gives them back: IDLE_TRIM_S after its last job."""
+    import time
+
+    from accapp.models.release import resident_mb
+    from accapp.service.host import IDLE_TRIM_S, INTERACTIVE, ModelThread
+
+    def churn():  # 200 MB in 1 MB blocks, freed in turn: what a batch's activations leave behind
+        first = bytearray(1 << 20)
+        del first  # freed from mmap: later blocks of this size come from the heap and stay there
+        blocks = [bytearray(1 << 20) for _ in range(200)]
+        blocks.reverse()  # freed from the last, so the top of the heap is not simply handed back
+        del blocks[1:]
+        return resident_mb("RssAnon")
+
+    worker = ModelThread()
+    held = worker.submit(INTERACTIVE, churn).result(timeout=30)
+    time.sleep(IDLE_TRIM_S + 1.0)
+    after = resident_mb("RssAnon")
+    print(f"anonymous memory: {held:.0f} MB after the job, {after:.0f} MB once idle")
+    assert held - after > 150
+
+
 @pytest.mark.slow
 @pytest.mark.process  # starts python app.py
 def test_switching_models_stays_within_the_budget_plus_the_base(capsys):

@@ -64,6 +64,9 @@ INTERACTIVE_GRACE_S = 0.2
 STOP_WAIT_S = 5.0  # at SIGTERM, how long the running model step may take to end (a Space kills 10-30 s after)
 HANDLERS_WAIT_S = 5.0  # then how long the event handlers in flight may take (an Explore render: seconds)
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
+# After work, once the model thread has had nothing to do for this long, the allocator gives its freed
+# pages back (glibc keeps a probe's large temporaries for reuse: +33 MB over 1,000 probes, docs/performance.md).
+IDLE_TRIM_S = 1.0
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
 PROBE_BATCH = settings.integer("ACCAPP_PROBE_BATCH")
@@ -148,13 +151,22 @@ class ModelThread:
         return future
 
     def _run(self) -> None:
+        from accapp.models.release import release_freed_memory
+
+        worked = False  # a job ran since the freed memory was last given back
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._heap)
-                _, _, future, fn, args, kwargs = heapq.heappop(self._heap)
-                if not future.set_running_or_notify_cancel():
-                    continue
-                self._busy = True
+                if not self._cond.wait_for(lambda: self._heap, IDLE_TRIM_S if worked else None):
+                    future = None  # idle for IDLE_TRIM_S after work
+                else:
+                    _, _, future, fn, args, kwargs = heapq.heappop(self._heap)
+                    if not future.set_running_or_notify_cancel():
+                        continue
+                    self._busy = worked = True
+            if future is None:
+                release_freed_memory()
+                worked = False
+                continue
             try:
                 future.set_result(fn(*args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
