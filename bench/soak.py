@@ -37,6 +37,11 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from probe_latency import start  # noqa: E402  (same folder: one way to start the app)
 
 
+# Start and end are read this long after the last probe: past the model thread's idle trim
+# (accapp.service.host.IDLE_TRIM_S, 1 s), so both are of a settled server.
+SETTLE_S = 2.5
+
+
 def rss_mb(pid: int) -> float:
     import psutil
 
@@ -63,7 +68,7 @@ def main() -> int:
         proc, url, _ = start(None, Path(tmp) / "server.log", preload=True)
         try:
             Client(url, verbose=False).predict(*pairs[-1], args.model, methods, api_name="/probe")  # warm
-            time.sleep(1.0)
+            time.sleep(SETTLE_S)
             start_mb = rss_mb(proc.pid)
             samples = [(0, round(start_mb, 1))]
             done, failed = 0, []
@@ -94,7 +99,7 @@ def main() -> int:
             for t in threads:
                 t.join()
             wall = time.perf_counter() - t0
-            time.sleep(1.0)
+            time.sleep(SETTLE_S)
             end_mb = rss_mb(proc.pid)
         finally:
             proc.terminate()
