@@ -383,10 +383,10 @@ PROMPTING_ON_ALL = ("in_template_comparative_lp", "ab_prompting", "yes_no_prob_c
                     "meta_instruct", "meta_question_complex")
 
 
-def test_prompting_sample_is_recorded():
-    """The in-template LP family on LI ran on a sample (docs/ratings.md): the manifest says so, for
-    each model, and matches the shipped rows; the full-set methods keep all 725 pairs, the other prompting
-    methods too (every template, A/B in both answer orders, Hu & Levy's two prompt kinds)."""
+def test_every_method_on_every_pair_is_recorded():
+    """Every method on LI ran on all 725 pairs, the in-template LP family in two runs (the first pair of each
+    paradigm, then the other 628: docs/ratings.md): the manifest says so, for each model, and matches the
+    shipped rows (every template, A/B in both answer orders, Hu & Levy's two prompt kinds, no row twice)."""
     import json
 
     from accapp.service import ratings as svc
@@ -396,19 +396,19 @@ def test_prompting_sample_is_recorded():
         manifest = json.loads((svc.PRECOMPUTED / f"{model}__li.manifest.json").read_text(encoding="utf-8"))
         per = run.groupby("method")["pair_id"].nunique().to_dict()
         assert per == manifest["pairs_by_method"]
-        assert {per[m] for m in ("lp", "mean_lp", "pen_lp", "slor")} == {725}
+        assert set(per.values()) == {725} and len(per) == 15
         for m in ("in_template_lp", "in_template_mean_lp", "in_template_pen_lp"):
-            assert per[m] == 97 and "97 paradigms" in manifest["sample_by_method"][m]
+            assert manifest["sample_by_method"][m].startswith("all 725 pairs")
             assert sorted(run.loc[run["method"] == m, "template"].unique()) == ["1", "2", "3", "4", "5"]
+            assert (run[run["method"] == m].groupby("template")["pair_id"].nunique() == 725).all()
+        assert [r["pairs"] for r in manifest["runs"] if "in_template_lp" in r["methods"]] == [97, 628]
         for m in PROMPTING_ON_ALL:
-            assert per[m] == 725 and manifest["sample_by_method"][m] == "all 725 pairs", m
+            assert manifest["sample_by_method"][m] == "all 725 pairs", m
         variants = run[run["method"].isin(PROMPTING_ON_ALL)].groupby("method").agg(
             templates=("template", lambda t: sorted(set(t))), variants=("variant", lambda v: sorted(set(v))))
         assert variants.loc["ab_prompting", "variants"] == ["good=A", "good=B"]
         assert variants.loc["yes_no_prob_comp", "templates"] == ["1", "2", "3", "4", "5"]
         assert variants.loc["meta_instruct", "templates"] == ["comparison", "judgment"]
-        sample = run.loc[run["method"] == "in_template_lp", ["paradigm", "pair_id"]].drop_duplicates()
-        assert sample["paradigm"].is_unique and len(sample) == run["paradigm"].nunique()
         assert not run.duplicated(["pair_id", "method", "template", "variant"]).any()
 
 
@@ -423,7 +423,7 @@ def test_shipped_in_template_scores_are_the_engines(smollm):
 
     run = pd.read_parquet(svc.PRECOMPUTED / "smollm2-135m-instruct__li.parquet")
     rows = run[run["method"] == "in_template_lp"]
-    ids = rows["pair_id"].drop_duplicates().head(2).tolist()
+    ids = ["32.1.martin.20a.g.01", "32.1.martin.20a.g.02"]  # one of each run: a paradigm's first pair, and one of the rest
     pairs = [Pair(*rows.loc[rows["pair_id"] == i, ["good", "bad"]].iloc[0]) for i in ids]
     results = Engine(CausalScorer(smollm), "en").score_pairs(pairs, ["in_template_lp"])
     for pid, result in zip(ids, results):
@@ -431,9 +431,9 @@ def test_shipped_in_template_scores_are_the_engines(smollm):
             shipped = rows[(rows["pair_id"] == pid) & (rows["template"] == str(s.template))].iloc[0]
             assert float(s.score_good) == pytest.approx(shipped["score_good"], abs=1e-3)
             assert float(s.score_bad) == pytest.approx(shipped["score_bad"], abs=1e-3)
-    # a pair outside the 97-pair sample, with the prompting methods run on all 725 (every template and order)
+    # a pair's prompting methods (every template and order)
     prompted = run[run["method"].isin(["ab_prompting", "yes_no_prob_comp", "meta_question_simple"])]
-    pid = next(i for i in prompted["pair_id"].drop_duplicates() if i not in set(rows["pair_id"]))
+    pid = ids[1]
     mine = prompted[prompted["pair_id"] == pid]
     (result,) = Engine(CausalScorer(smollm), "en").score_pairs([Pair(*mine[["good", "bad"]].iloc[0])],
                                                               ["ab_prompting", "yes_no_prob_comp", "meta_question_simple"])
