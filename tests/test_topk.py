@@ -57,6 +57,40 @@ def test_streamed_topk_equals_a_full_softmax(span, monkeypatch):
     assert torch.allclose(extras["word_topk_logprobs"], wvals, atol=1e-6, rtol=0)
 
 
+def test_streamed_topk_with_a_mask_of_fewer_ids_than_k_and_rows_out_of_mask_order():
+    """Block maxima (logsoftmax._StreamedTopK) where whole blocks are -inf: a mask holding 3 ids lists those
+    3, then -inf and id -1; rows whose masks come out of order come back in row order; one span and many."""
+    from accapp.scoring import logsoftmax
+
+    g = torch.Generator().manual_seed(1)
+    hidden = torch.randn(5, 8, generator=g)
+    weight = torch.randn(1024, 8, generator=g) * 2
+    project = lambda h, a, b: torch.nn.functional.linear(h, weight[a:b])  # noqa: E731
+    masks = torch.rand(2, 1024, generator=g) > 0.5
+    masks[1] = False
+    masks[1, [5, 700, 1023]] = True
+    mask_of = torch.tensor([1, 0, -1, 1, 0])
+    logp = torch.log_softmax(torch.nn.functional.linear(hidden, weight).double(), -1)
+    for span in (8192, 256):
+        logsoftmax.TOPK_SPAN, saved = span, logsoftmax.TOPK_SPAN
+        try:
+            extras: dict = {}
+            streamed_target_logprobs(hidden, project, 1024, torch.arange(5), torch.zeros(5, dtype=torch.long), None,
+                                     vocab_chunk=256, masks=masks, mask_of=mask_of, topk=6,
+                                     topk_of=torch.ones(5, dtype=torch.bool), extras=extras)
+        finally:
+            logsoftmax.TOPK_SPAN = saved
+        assert torch.equal(extras["topk_ids"], logp.topk(6, dim=-1).indices)
+        for r in range(5):
+            ids, lps = extras["word_topk_ids"][r], extras["word_topk_logprobs"][r]
+            allowed = masks[mask_of[r]] if mask_of[r] >= 0 else torch.ones(1024, dtype=torch.bool)
+            want = logp[r].masked_fill(~allowed, -torch.inf).topk(min(6, int(allowed.sum())))
+            assert ids[: len(want.indices)].tolist() == want.indices.tolist()
+            assert torch.allclose(lps[: len(want.values)], want.values, atol=1e-5, rtol=0)
+            if mask_of[r] == 1:  # three ids in the mask: the other slots empty
+                assert ids[3:].tolist() == [-1, -1, -1] and torch.isinf(lps[3:]).all()
+
+
 def test_fast_and_naive_scorers_list_the_same_candidates(tiny_llama):
     """The scorer's top-k from the scoring pass (LP's plain pass, and the first stage's packed one)
     equals the naive scorer's torch.topk of float64 log-softmax, token and word lists alike."""

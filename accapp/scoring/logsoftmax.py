@@ -13,6 +13,7 @@ from collections.abc import Callable
 import torch
 
 TOPK_SPAN = 8192  # vocabulary ids a top-k reads at once: a few top-k calls a row chunk, a copy of (rows, 8192) floats
+BLOCK = 64  # a span's top-k reads the maxima of blocks of this many ids first (_StreamedTopK)
 
 
 def target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -47,8 +48,9 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     in row order, the rows' topk most probable ids and their log-probs (logit minus the row's
     logsumexp, as the targets', but that difference taken in float64), and "word_topk_logprobs" / "word_topk_ids", the same among the
     ids inside the row's mask (every id for a row without one: accapp/scoring/topk.py). An id
-    slot with no candidate has log-prob -inf and id -1. Each chunk's top-k per row is kept and
-    merged once: no second projection, and no (N, V) logits kept.
+    slot with no candidate has log-prob -inf and id -1. The rows' logits are kept a span of
+    TOPK_SPAN ids at a time (_StreamedTopK), and each span's candidates merged once at the end: no second
+    projection, and no (N, V) logits kept.
     """
     dev = hidden.device
     rows, targets = rows.to(dev), targets.to(dev)
@@ -79,21 +81,16 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
             has = (which >= 0).nonzero()[:, 0]
             part = torch.zeros(h.shape[0], 2, device=dev)
         tloc = topk_of[i : i + row_chunk].nonzero()[:, 0] if want_topk else None
+        tops = None
         if tloc is not None and len(tloc):
-            every_row = len(tloc) == h.shape[0]  # a probe's pass: every row wants its top-k
-            bias_of = (bias, mask_of[i + tloc]) if masks is not None and mask_of is not None else None
-            candidates = ([], [])  # every id, in-mask ids: each span's top-k (values, ids), merged once below
-            span: list[torch.Tensor] = []  # the rows' logits of the chunks from span_start on (a copy)
-            span_start = 0
+            tops = _StreamedTopK(tloc, h.shape[0], mask_of[i + tloc] if masks is not None and mask_of is not None else None,
+                                 bias if masks is not None and mask_of is not None else None, topk, vocab_chunk)
         for j in range(0, vocab, vocab_chunk):
             logits = project(h, j, j + vocab_chunk)
             if softcap:
                 logits = torch.tanh(logits / softcap) * softcap
-            if tloc is not None and len(tloc):
-                span.append(logits.clone() if every_row else logits[tloc])  # a copy: the in-place exp below
-                if j + vocab_chunk - span_start >= TOPK_SPAN or j + vocab_chunk >= vocab:  # the span is full, or the vocabulary ends
-                    _span_topk(candidates, torch.cat(span, 1) if len(span) > 1 else span[0], span_start, topk, bias_of)
-                    span, span_start = [], min(j + vocab_chunk, vocab)
+            if tops is not None:
+                tops.add(logits, j)  # a copy: the in-place exp below
             k = (i // row_chunk) * n_vchunks + j // vocab_chunk
             lo, hi = torch.searchsorted(key, torch.tensor([k, k + 1], device=dev)).tolist()
             if hi > lo:
@@ -111,11 +108,11 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
                 part[has, 1] += (eh - inside).sum(-1)  # exact: eh - eh or eh - 0
             top = new_top
         lse[i : i + row_chunk] = top + torch.log(total)
-        if tloc is not None and len(tloc):
+        if tops is not None:
             # In float64: the logit minus the row's largest, then minus log of the summed exponentials.
             # (A float32 logsumexp of ~30 nats is only good to its last bit, 2e-6.)
             row_top, row_log_total = top[tloc].double()[:, None], torch.log(total[tloc].double())[:, None]
-            for (vals, ids), name in zip((_merged(c, topk) for c in candidates), ("topk", "word_topk")):
+            for (vals, ids), name in zip(tops.result(), ("topk", "word_topk")):
                 ids = torch.where(torch.isfinite(vals), ids, torch.full_like(ids, -1))
                 found[f"{name}_logprobs"].append(((vals.double() - row_top) - row_log_total).cpu())
                 found[f"{name}_ids"].append(ids.cpu())
@@ -148,18 +145,98 @@ def _float_masks(masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return inside, bias
 
 
-def _span_topk(candidates: tuple[list, list], logits: torch.Tensor, offset: int, k: int, bias_of) -> None:
-    """A span's top-k candidates (values, ids) per row, every id and in-mask ids, kept for one merge at
-    the end. A top-k and a merge per 1,024-id chunk cost a probe 22 ms (issue 33: /probe under load).
-    logits: the span's own copy (the in-mask top-k adds -inf at the ids outside each row's mask to it).
-    bias_of: (_float_masks' bias, each row's mask, -1: none) or None."""
-    vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
-    candidates[0].append((vals, ids + offset))
-    if bias_of is not None:
-        bias, which = bias_of
-        logits = logits.add_(bias[which, offset : offset + logits.shape[1]])
-        vals, ids = logits.topk(min(k, logits.shape[1]), dim=-1)
-    candidates[1].append((vals, ids + offset))
+class _StreamedTopK:
+    """The k most probable ids of some rows, every id and those inside each row's mask, as the vocabulary
+    streams through in chunks. Each chunk's logits of the rows are copied into a span buffer (chunk-major:
+    a chunk is one contiguous copy); a full span is read through the maxima of its BLOCK-id blocks (the k
+    largest values lie in the k blocks with the largest maxima, so a top-k reads k blocks, not the span);
+    the spans' candidates are merged once at the end. Rows are held in order of their mask, so that a
+    mask's -inf outside it is one broadcast add per mask and span. A chunk of another width (the
+    vocabulary's last, or one not a multiple of BLOCK) takes a plain top-k."""
+
+    def __init__(self, rows: torch.Tensor, n_rows: int, mask_of: torch.Tensor | None, bias: torch.Tensor | None,
+                 k: int, chunk: int) -> None:
+        self.k, self.chunk, self.bias = k, chunk, bias
+        self.groups: list[tuple[int, int, int]] = []  # (mask, first row, end row) in the held order
+        self.unorder = None
+        if mask_of is not None and bias is not None:
+            order = torch.argsort(mask_of, stable=True)
+            rows, kinds = rows[order], mask_of[order]
+            self.unorder = torch.argsort(order)
+            values, counts = torch.unique_consecutive(kinds, return_counts=True)
+            ends = counts.cumsum(0).tolist()
+            self.groups = [(m, e - c, e) for m, c, e in zip(values.tolist(), counts.tolist(), ends) if m >= 0]
+        self.rows = rows
+        self.identity = len(rows) == n_rows and bool((rows == torch.arange(n_rows, device=rows.device)).all())
+        self.per_span = max(1, TOPK_SPAN // chunk) if chunk % BLOCK == 0 else 0  # chunks a span buffer holds
+        self.buffer: torch.Tensor | None = None
+        self.filled, self.start = 0, 0
+        self.candidates: tuple[list, list] = ([], [])  # every id, in-mask ids: (values, ids) of each span
+
+    def add(self, logits: torch.Tensor, start: int) -> None:
+        """The logits (rows of the row chunk, ids start..) of one chunk."""
+        width = logits.shape[1]
+        if not self.per_span or width != self.chunk:
+            self.flush()
+            part = logits[self.rows] if not self.identity else logits.clone()
+            self._take_plain(part, start)
+            return
+        if self.buffer is None:
+            self.buffer = torch.empty(self.per_span, len(self.rows), width, dtype=logits.dtype, device=logits.device)
+        if self.filled == 0:
+            self.start = start
+        slot = self.buffer[self.filled]
+        if self.identity:
+            slot.copy_(logits)
+        else:
+            torch.index_select(logits, 0, self.rows, out=slot)
+        self.filled += 1
+        if self.filled == self.per_span:
+            self.flush()
+
+    def flush(self) -> None:
+        """The span so far: its candidates, every id and then in-mask."""
+        if not self.filled:
+            return
+        span = self.buffer[: self.filled]
+        self._take_blocks(span, 0)
+        if self.groups:
+            ids = slice(self.start, self.start + self.filled * self.chunk)
+            for mask, a, b in self.groups:
+                span[:, a:b] += self.bias[mask, ids].view(self.filled, 1, self.chunk)
+        self._take_blocks(span, 1)
+        self.filled = 0
+
+    def _take_blocks(self, span: torch.Tensor, which: int) -> None:
+        chunks, m, width = span.shape
+        per_chunk = width // BLOCK
+        blocks = span.view(chunks, m, per_chunk, BLOCK)
+        maxima = blocks.amax(-1).permute(1, 0, 2).reshape(m, chunks * per_chunk)
+        kb = min(self.k, maxima.shape[1])
+        best = maxima.topk(kb, dim=-1).indices  # (m, kb): a block's number in the span, chunk-major
+        rows = torch.arange(m, device=span.device)[:, None].expand(m, kb)
+        values = blocks[best // per_chunk, rows, best % per_chunk].reshape(m, kb * BLOCK)
+        vals, at = values.topk(min(self.k, values.shape[1]), dim=-1)
+        block = best.gather(1, at // BLOCK)
+        ids = self.start + (block // per_chunk) * width + (block % per_chunk) * BLOCK + at % BLOCK
+        self.candidates[which].append((vals, ids))
+
+    def _take_plain(self, logits: torch.Tensor, start: int) -> None:
+        """A chunk's candidates by plain top-k: logits, the rows' own copy in the held order."""
+        vals, ids = logits.topk(min(self.k, logits.shape[1]), dim=-1)
+        self.candidates[0].append((vals, ids + start))
+        for mask, a, b in self.groups:
+            logits[a:b] += self.bias[mask, start : start + logits.shape[1]]
+        vals, ids = logits.topk(min(self.k, logits.shape[1]), dim=-1)
+        self.candidates[1].append((vals, ids + start))
+
+    def result(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """[(values, ids) of every id, of in-mask ids], (M, k) each in the rows' order."""
+        self.flush()
+        out = [_merged(c, self.k) for c in self.candidates]
+        if self.unorder is not None:
+            out = [(v[self.unorder], i[self.unorder]) for v, i in out]
+        return out
 
 
 def _merged(found: list, k: int) -> tuple[torch.Tensor, torch.Tensor]:
