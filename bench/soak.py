@@ -36,7 +36,6 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 from probe_latency import start  # noqa: E402  (same folder: one way to start the app)
 
-
 # Start and end are read this long after the last probe: past the model thread's idle trim
 # (accapp.service.host.IDLE_TRIM_S, 1 s), so both are of a settled server.
 SETTLE_S = 2.5

@@ -2,9 +2,9 @@
 the Human ratings view opens without bootstrapping 47 judgments x 725 pairs (7 to 12 s a summary on this
 2-core machine) for its first visitor.
 
-Each row carries the fingerprint of the points it was computed from (accapp.service.ratings.points_fingerprint:
+Each row carries the digest of the points it was computed from (accapp.service.ratings.points_digest:
 the precomputed results, the ratings and the bootstrap's settings); the app uses a row only while its
-points still have that fingerprint, and computes the summary itself otherwise. Run it after
+points still have that digest, and computes the summary itself otherwise. Run it after
 scripts/ratings_merge.py or any change to precomputed/ratings/ or assets/ratings/:
 
   python scripts/ratings_summaries.py            # every model with precomputed results on every set

@@ -248,7 +248,7 @@ def test_explore_view_of_the_builtin_set():
 
 def test_shipped_summaries_are_of_the_shipped_points_and_equal_a_fresh_summary():
     """precomputed/ratings/<model>__li_summary.parquet (scripts/ratings_summaries.py): every judgment, both
-    ways (every pair, meaning-matched), stamped with the fingerprint of today's points (a stale file would
+    ways (every pair, meaning-matched), stamped with the digest of today's points (a stale file would
     make the app bootstrap for its first visitor: rerun the script); three judgments recomputed here equal
     the shipped rows to the last bit; what builtin_summary returns is the shipped rows."""
     from accapp.service import ratings as svc
@@ -259,7 +259,7 @@ def test_shipped_summaries_are_of_the_shipped_points_and_equal_a_fresh_summary()
         for matched in (False, True):
             points = svc.builtin_points(model, "li", matched)
             rows = shipped[shipped["meaning_matched_only"] == matched]
-            assert (rows["points_sha256"] == svc.points_fingerprint(points)).all(), f"{model}: rerun scripts/ratings_summaries.py"
+            assert (rows["points_sha256"] == svc.points_digest(points)).all(), f"{model}: rerun scripts/ratings_summaries.py"
             assert len(rows) == points.groupby(svc.KEY).ngroups == 47
             some = points[points["method"].isin(["lp", "slor", "meta_question_simple"])]
             fresh = svc.summary(some)
@@ -269,16 +269,16 @@ def test_shipped_summaries_are_of_the_shipped_points_and_equal_a_fresh_summary()
             pd.testing.assert_frame_equal(svc.builtin_summary(model, "li", matched), rows[svc.SUMMARY_COLUMNS].reset_index(drop=True))
 
 
-def test_points_fingerprint_sees_a_changed_difference():
+def test_points_digest_sees_a_changed_difference():
     from accapp.service import ratings as svc
 
     points = svc.builtin_points("smollm2-135m-instruct", "li")
     moved = points.copy()
     moved.loc[moved.index[100], "model_delta"] = np.nextafter(moved.loc[moved.index[100], "model_delta"], np.inf)
-    assert svc.points_fingerprint(moved) != svc.points_fingerprint(points) == svc.points_fingerprint(points.copy())
+    assert svc.points_digest(moved) != svc.points_digest(points) == svc.points_digest(points.copy())
     swapped = points.copy()
     swapped.loc[swapped.index[7], "fc_good"] = 1 - swapped.loc[swapped.index[7], "fc_good"]
-    assert svc.points_fingerprint(swapped) != svc.points_fingerprint(points)
+    assert svc.points_digest(swapped) != svc.points_digest(points)
 
 
 def test_api_ratings_summary_beside_score_pairs_frame(tiny_llama):

@@ -130,7 +130,7 @@ def _builtin_summary(model: str, name: str, meaning_matched_only: bool) -> pd.Da
     shipped = _read(str(summary_path(model, name)))
     if shipped is not None and list(shipped.columns) == SUMMARY_COLUMNS + SUMMARY_STAMP:
         rows = shipped[(shipped["meaning_matched_only"] == meaning_matched_only)
-                       & (shipped["points_sha256"] == points_fingerprint(points))]
+                       & (shipped["points_sha256"] == points_digest(points))]
         if len(rows):
             return rows[SUMMARY_COLUMNS].reset_index(drop=True)
     return summary(points)
@@ -143,7 +143,7 @@ def summary_path(model: str, name: str) -> Path:
     return PRECOMPUTED / f"{model}__{name}_summary.parquet"
 
 
-def points_fingerprint(points: pd.DataFrame) -> str:
+def points_digest(points: pd.DataFrame) -> str:
     """sha256 of what summary() reads from the points (each judgment's differences, human majorities and
     source, in order) and of how it resamples (R.SOURCE names the resamples and the seed)."""
     cols = KEY + ["pair_id", "model_delta", "human_delta", "fc_good", "human_source"]
@@ -154,12 +154,12 @@ def points_fingerprint(points: pd.DataFrame) -> str:
 
 def shipped_summaries(model: str, name: str) -> pd.DataFrame:
     """Both summaries of a built-in set for a model (every pair, and the meaning-matched ones), computed now
-    and stamped with their points' fingerprint: what scripts/ratings_summaries.py ships."""
+    and stamped with their points' digest: what scripts/ratings_summaries.py ships."""
     parts = []
     for matched in (False, True):
         points = builtin_points(model, name, matched)
         part = summary(points)
-        part["meaning_matched_only"], part["points_sha256"] = matched, points_fingerprint(points)
+        part["meaning_matched_only"], part["points_sha256"] = matched, points_digest(points)
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
 
