@@ -12,31 +12,19 @@ scripts/ratings_merge.py or any change to precomputed/ratings/ or assets/ratings
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accapp.service import ratings as svc  # noqa: E402 - the project's own package, from this checkout
+from accapp.files import write_parquet_atomic  # noqa: E402 - the project's own package, from this checkout
+from accapp.service import ratings as svc  # noqa: E402
 
 
 def write(model: str, name: str) -> Path:
     """Compute and write one model's summaries of a set, atomically (a temporary file, then a rename)."""
-    dest = svc.summary_path(model, name)
-    frame = svc.shipped_summaries(model, name)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.chmod(tmp, 0o644)  # mkstemp's file is private; the shipped data is not
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return dest
+    return write_parquet_atomic(svc.shipped_summaries(model, name), svc.summary_path(model, name))
 
 
 def main() -> None:
