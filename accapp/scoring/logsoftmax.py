@@ -64,6 +64,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
     key = key[order]
     masked = masks is not None and mask_of is not None and bool((mask_of >= 0).any())
     want_topk = topk > 0 and topk_of is not None and bool(topk_of.any())
+    bias = None  # 0 inside each mask, -inf outside (the in-mask top-k's), where rows have masks
     if masks is not None and mask_of is not None and (masked or want_topk):
         inside_f, bias = _float_masks(masks.to(dev))
         mask_of = mask_of.to(dev)
@@ -83,8 +84,7 @@ def streamed_target_logprobs(hidden: torch.Tensor, project: Callable, vocab: int
         tloc = topk_of[i : i + row_chunk].nonzero()[:, 0] if want_topk else None
         tops = None
         if tloc is not None and len(tloc):
-            tops = _StreamedTopK(tloc, h.shape[0], mask_of[i + tloc] if masks is not None and mask_of is not None else None,
-                                 bias if masks is not None and mask_of is not None else None, topk, vocab_chunk)
+            tops = _StreamedTopK(tloc, h.shape[0], None if bias is None else mask_of[i + tloc], bias, topk, vocab_chunk)
         for j in range(0, vocab, vocab_chunk):
             logits = project(h, j, j + vocab_chunk)
             if softcap:
@@ -132,15 +132,15 @@ _last_float_masks: tuple = (None, None)  # (a weak reference to a masks table, i
 
 
 def _float_masks(masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(inside, bias) of a (K, V) bool masks table: 1.0 / 0.0 in its masks, and 0 / -inf with a row of
-    zeros appended (index -1: a row without a mask). A bool multiply or fill on the CPU is ~20x slower
-    than a float one (a fill of a probe's span: 0.75 ms against 0.04 for an add, measured)."""
+    """(inside, bias) of a (K, V) bool masks table: 1.0 / 0.0 in its masks, and 0 / -inf. A bool multiply
+    or fill on the CPU is ~20x slower than a float one (a fill of a probe's span: 0.75 ms against 0.04 for
+    an add, measured)."""
     global _last_float_masks
     ref, tables = _last_float_masks
     if ref is not None and ref() is masks:
         return tables
     inside = masks.to(torch.float32)
-    bias = torch.cat([torch.zeros_like(inside).masked_fill_(~masks, -torch.inf), inside.new_zeros(1, inside.shape[1])])
+    bias = torch.zeros_like(inside).masked_fill_(~masks, -torch.inf)
     _last_float_masks = (weakref.ref(masks), (inside, bias))
     return inside, bias
 
@@ -159,7 +159,7 @@ class _StreamedTopK:
         self.k, self.chunk, self.bias = k, chunk, bias
         self.groups: list[tuple[int, int, int]] = []  # (mask, first row, end row) in the held order
         self.unorder = None
-        if mask_of is not None and bias is not None:
+        if mask_of is not None:
             order = torch.argsort(mask_of, stable=True)
             rows, kinds = rows[order], mask_of[order]
             self.unorder = torch.argsort(order)
