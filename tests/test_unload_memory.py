@@ -44,19 +44,24 @@ def test_model_thread_gives_freed_memory_back_once_idle():
     from accapp.models.release import resident_mb
     from accapp.service.host import IDLE_TRIM_S, INTERACTIVE, ModelThread
 
+    def block():  # written, not calloc'ed: calloc leaves fresh pages untouched, and so not resident
+        return bytearray(b"\x01") * (1 << 20)
+
     def churn():  # 200 MB in 1 MB blocks, freed in turn: what a batch's activations leave behind
-        first = bytearray(1 << 20)
+        first = block()
         del first  # freed from mmap: later blocks of this size come from the heap and stay there
-        blocks = [bytearray(1 << 20) for _ in range(200)]
+        blocks = [block() for _ in range(200)]
         blocks.reverse()  # freed from the last, so the top of the heap is not simply handed back
         del blocks[1:]
         return resident_mb("RssAnon")
 
     worker = ModelThread()
+    before = resident_mb("RssAnon")
     held = worker.submit(INTERACTIVE, churn).result(timeout=30)
     time.sleep(IDLE_TRIM_S + 1.0)
     after = resident_mb("RssAnon")
-    print(f"anonymous memory: {held:.0f} MB after the job, {after:.0f} MB once idle")
+    print(f"anonymous memory: {before:.0f} MB before the job, {held:.0f} MB after it, {after:.0f} MB once idle")
+    assert held - before > 150  # the freed blocks were resident when the job ended
     assert held - after > 150
 
 
