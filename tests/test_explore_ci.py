@@ -25,7 +25,7 @@ SHIPPED = RESULTS / f"{MODEL}__{BENCH}.parquet"
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped SmolLM2 BLiMP results")
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")  # one store for the module: its views are read, never changed, by these tests
 def shipped_state():
     st = state.AppState(results_dir=RESULTS)
     state.set_state(st)
