@@ -373,6 +373,19 @@ def registry_engines(smollm, gemma):
     return {SMOL: build_engine(SMOL, lm=smollm), GEMMA: build_engine(GEMMA, lm=gemma)}  # the session's models
 
 
+@pytest.fixture(scope="module")
+def smol_all_methods(registry_engines):
+    """The registry SmolLM2's every-method result of a pair, scored once for the tests that compare with it."""
+    done: dict = {}
+
+    def score(good: str, bad: str):
+        if (good, bad) not in done:
+            done[good, bad] = registry_engines[SMOL].score_pair(good, bad, "all")
+        return done[good, bad]
+
+    return score
+
+
 def _copy_of(model_id: str) -> Path:
     from accapp.models.loading import cache_root
 
@@ -380,26 +393,29 @@ def _copy_of(model_id: str) -> Path:
 
 
 @pytest.mark.slow
-def test_a_folder_holding_smollm2s_cached_weights_scores_bit_for_bit_as_the_registry_on_every_method(registry_engines):
+def test_a_folder_holding_smollm2s_cached_weights_scores_bit_for_bit_as_the_registry_on_every_method(smol_all_methods):
     from accapp.engine import build_engine
 
     pairs = [(GOOD, BAD), ("Who should Derek hug after shocking Richard?", "Who should Derek hug Richard after shocking?")]
     folder = build_engine(str(_copy_of(SMOL)))
     assert folder.lm.spec.given and (folder.lm.spec.start_token, folder.lm.spec.variant) == ("<|endoftext|>", "instruct")
     for good, bad in pairs:
-        a, b = registry_engines[SMOL].score_pair(good, bad, "all"), folder.score_pair(good, bad, "all")
+        a, b = smol_all_methods(good, bad), folder.score_pair(good, bad, "all")
         assert len(a.rows) == 51 and a.rows == b.rows and a.tokens == b.tokens
 
 
 @pytest.mark.slow
-def test_the_smollm2_gguf_file_scores_within_1e_4_nats_of_the_registry(registry_engines):
+def test_the_smollm2_gguf_file_scores_within_1e_4_nats_of_the_registry(smol_all_methods):
     from accapp.engine import build_engine
     from accapp.models import get_spec
     from accapp.models.loading import _gguf_path
 
     gguf = build_engine(str(_gguf_path(get_spec(SMOL))))
     assert gguf.lm.spec.source["type"] == "gguf-file" and gguf.lm.spec.start_token == "<|endoftext|>"
-    a, b = registry_engines[SMOL].score_pair(GOOD, BAD, "all"), gguf.score_pair(GOOD, BAD, "all")
+    import gguf as gguf_package
+
+    assert gguf_package.get_tensor_name_map.cache_info().hits > 300  # one name map for SmolLM2's 397 modules
+    a, b = smol_all_methods(GOOD, BAD), gguf.score_pair(GOOD, BAD, "all")
     assert [(r["method"], r["template"], r["variant"]) for r in a.rows] == [(r["method"], r["template"], r["variant"]) for r in b.rows]
     worst = max(max(abs(x["score_good"] - y["score_good"]), abs(x["score_bad"] - y["score_bad"])) for x, y in zip(a.rows, b.rows))
     assert worst <= 1e-4, worst
