@@ -64,12 +64,18 @@ def test_base_prompts_are_the_authors_strings(tiny_gemma, bench, lang, joiner):
         assert want.endswith("\nAnswer: ") or want.endswith("\n答案：")
 
 
+_PASSES: dict = {}  # (model, input) -> what the reference read from its pass: both conventions check against one pass
+
+
 def _their_logprobs(lm, ids: list[int]) -> np.ndarray:
     """src/pred_by_prob.py::_compute_logprobs_batch for one sequence: cross-entropy of each next token."""
-    with torch.no_grad():
-        logits = lm.model(torch.tensor([ids])).logits
-    lp = -torch.nn.functional.cross_entropy(logits[0, :-1].float(), torch.tensor(ids[1:]), reduction="none")
-    return lp.numpy().astype(np.float64)
+    key = (lm.spec.id, tuple(ids))
+    if key not in _PASSES:
+        with torch.no_grad():
+            logits = lm.model(torch.tensor([ids])).logits
+        lp = -torch.nn.functional.cross_entropy(logits[0, :-1].float(), torch.tensor(ids[1:]), reduction="none")
+        _PASSES[key] = lp.numpy().astype(np.float64)
+    return _PASSES[key]
 
 
 def _their_in_template_ids(tok, template: str, sentence: str, other: str) -> list[int]:
@@ -86,9 +92,12 @@ def _their_yes_prob(lm, prompt: str, raw: bool) -> tuple[float, float]:
     and how far float32 noise can move it (the raw ratio y / (y + n) of two logits of opposite sign is
     ill-conditioned: a logit error e moves it by up to e (|y| + |n|) / (y + n)^2)."""
     tok = lm.tokenizer
-    inputs = tok(prompt, return_tensors="pt")  # the tokenizer's default special tokens
-    with torch.no_grad():
-        last = lm.model(**inputs).logits[0, -1].float()
+    key = (lm.spec.id, prompt)
+    if key not in _PASSES:
+        inputs = tok(prompt, return_tensors="pt")  # the tokenizer's default special tokens
+        with torch.no_grad():
+            _PASSES[key] = lm.model(**inputs).logits[0, -1].float()
+    last = _PASSES[key]
     y, n = tok.convert_tokens_to_ids("Yes"), tok.convert_tokens_to_ids("No")
     if raw:
         ly, ln = float(last[y]), float(last[n])
