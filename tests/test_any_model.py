@@ -8,6 +8,7 @@ the registry path."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -376,14 +377,7 @@ def registry_engines(smollm, gemma):
 @pytest.fixture(scope="module")
 def smol_all_methods(registry_engines):
     """The registry SmolLM2's every-method result of a pair, scored once for the tests that compare with it."""
-    done: dict = {}
-
-    def score(good: str, bad: str):
-        if (good, bad) not in done:
-            done[good, bad] = registry_engines[SMOL].score_pair(good, bad, "all")
-        return done[good, bad]
-
-    return score
+    return functools.cache(lambda good, bad: registry_engines[SMOL].score_pair(good, bad, "all"))
 
 
 def _copy_of(model_id: str) -> Path:
