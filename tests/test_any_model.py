@@ -187,9 +187,8 @@ def test_what_is_not_a_language_model_is_refused_in_one_sentence_naming_what_was
         resolve_model(str(tmp_path / "gone.gguf"))
 
 
-@pytest.mark.process  # runs python -m accapp
 def test_the_cli_refuses_a_classifier_with_exit_code_2_and_no_traceback(folders):
-    out = run_cli("score", "--model", str(folders["classifier"]), "--good", GOOD, "--bad", BAD)
+    out = cli("score", "--model", str(folders["classifier"]), "--good", GOOD, "--bad", BAD)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().count("\n") == 0 and "is a classifier (BertForSequenceClassification)" in out.stderr
 

@@ -5,6 +5,7 @@ and the link that restores a selection."""
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 
@@ -34,6 +35,11 @@ def shipped_state():
 
 
 def raw_pairs(method: str) -> pd.DataFrame:
+    return _raw_pairs(method).copy()
+
+
+@functools.cache  # read once for the module's tests: the 47 MB file's 3.4 M rows take seconds
+def _raw_pairs(method: str) -> pd.DataFrame:
     """Per-pair correctness straight from the Parquet file (pandas, not the store or the analysis code), by
     the papers' rule Explore shows (score_good > score_bad; an ensemble: its share), pairs flagged
     "identical" left out (issue 35)."""
@@ -58,6 +64,12 @@ def tolerance(res, n: int) -> float:
     return 0.5 * 100 * float(res.standard_error) + 100 / n
 
 
+@pytest.fixture(scope="module")
+def lp_view(shipped_state) -> dict:
+    """Explore's views of LP (mean over templates, all phenomena), drawn once for the tests that read them."""
+    return explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")
+
+
 def trace_interval(fig, name: str, category: str) -> tuple[float, float, float]:
     """(accuracy, low, high) of a bar in the phenomenon figure, read from its error bars."""
     trace = next(t for t in fig.data if t.name == name)
@@ -66,8 +78,8 @@ def trace_interval(fig, name: str, category: str) -> tuple[float, float, float]:
     return acc, acc - trace.error_x.arrayminus[i], acc + trace.error_x.array[i]
 
 
-def test_phenomenon_interval_matches_scipy_bootstrap(shipped_state):
-    out = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")
+def test_phenomenon_interval_matches_scipy_bootstrap(lp_view):
+    out = lp_view
     acc, lo, hi = trace_interval(out["phenomenon"], "LP", "island effects")  # the descriptor's words for island_effects
     pairs = raw_pairs("lp")
     x = pairs[pairs.phenomenon == "island_effects"].correct.to_numpy()
@@ -96,8 +108,8 @@ def test_whole_benchmark_is_said_and_narrows_the_interval(shipped_state):
     assert lo_w <= 100 * np.mean([x.mean() for x in whole]) <= hi_w
 
 
-def test_overall_interval_matches_stratified_scipy_bootstrap(shipped_state):
-    overall = explore._render(BENCH, MODEL, ["lp"], "mean", False, "all", "lp")["overall"]
+def test_overall_interval_matches_stratified_scipy_bootstrap(lp_view):
+    overall = lp_view["overall"]
     row = overall[(overall.Model == MODEL) & (overall.Method == "LP")].iloc[0]
     lo, hi = (float(v) for v in row[explore.CI_COLUMN].strip("[]").split(","))
     pairs = raw_pairs("lp")

@@ -364,11 +364,11 @@ def test_a_full_disk_is_a_message_not_a_500(client, app, tmp_path):
 
     if app.temp is None:
         pytest.skip("needs a small tmpfs (root) for the app's temporary folder")
-    pairs = _csv(tmp_path / "fill.csv", _blimp(250, seed=2))  # a 20 KB upload, a result of about 90 KB
+    pairs = _csv(tmp_path / "fill.csv", _blimp(100, seed=2))  # an 8 KB upload, a result of about 36 KB
     filler = app.temp / "filler.bin"
     try:
         upload = app.temp / "upload-room"
-        upload.write_bytes(b"x" * 48 * 1024)  # room for the upload, freed once the rest is full
+        upload.write_bytes(b"x" * 24 * 1024)  # room for the upload (twice over), freed once the rest is full
         with open(filler, "wb") as f:  # fill the rest
             try:
                 while True:
