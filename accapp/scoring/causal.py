@@ -61,12 +61,18 @@ class Encoded:
     offsets: tuple[tuple[int, int], ...]
 
 
-class CachedPrefix(NamedTuple):
-    """A template prefix run once: what every sequence sharing it continues from."""
+@dataclass(eq=False)
+class CachedPrefix:
+    """A template prefix run once: what every sequence sharing it continues from. Its own tokens'
+    log-probs are projected only when a scored sequence asks for them (CausalScorer._prefix_logprobs):
+    a prompt read at its answer alone (A/B, Yes/No, Hu & Levy) never needs them, and the projection
+    over the vocabulary is most of a big-vocabulary model's cost per token (Gemma 3: 262,144 rows)."""
 
     last_hidden: torch.Tensor  # (1, H): predicts the first token after the prefix
     kv: torch.Tensor  # (layers, 2, kv heads, tokens, head dim)
-    logprobs: torch.Tensor  # log p of the prefix's own tokens after the start token
+    hidden: torch.Tensor | None  # (tokens, H), kept until the log-probs are made from it
+    ids: torch.Tensor  # (tokens,) the prefix's ids, the start token first
+    logprobs: torch.Tensor | None = None  # log p of the prefix's own tokens after the start token
 
 
 class PassStates(NamedTuple):
@@ -229,14 +235,20 @@ class CausalScorer:
         self.stats["decoder_tokens"] += ids.numel()
         out = self._decoder(input_ids=ids.to(self.device), use_cache=True)
         hidden = out.last_hidden_state[0]
-        lps = self._logprobs_of(hidden[:-1], ids[0, 1:]) if len(prefix) > 1 else torch.empty(0)
         # KV stacked (layers, 2, kv heads, tokens, head dim): one copy per prefix into a packed row.
         kv = torch.stack([torch.stack([layer.keys[0], layer.values[0]]) for layer in out.past_key_values.layers])
-        hit = CachedPrefix(hidden[-1:], kv, lps)
+        hit = CachedPrefix(hidden[-1:], kv, hidden, ids[0])
         self._prefix_cache[prefix] = hit
         while len(self._prefix_cache) > self.prefix_cache_size:
             self._prefix_cache.popitem(last=False)
         return hit
+
+    def _prefix_logprobs(self, pr: CachedPrefix) -> torch.Tensor:
+        """The prefix's own tokens' log-probs, projected on first need (then its hidden states go)."""
+        if pr.logprobs is None:
+            pr.logprobs = self._logprobs_of(pr.hidden[:-1], pr.ids[1:]) if len(pr.ids) > 1 else torch.empty(0)
+            pr.hidden = None
+        return pr.logprobs
 
     # ---- batched core --------------------------------------------------------------
     def _shared_lengths(self, seqs: list[tuple[int, ...]], limits: list[int] | None) -> list[int]:
@@ -504,7 +516,7 @@ class CausalScorer:
                     mine = flat_lp[pos : pos + k]
                     pos += k
                     if pr is not None:
-                        mine = np.concatenate([pr.logprobs.numpy(), mine])
+                        mine = np.concatenate([self._prefix_logprobs(pr).numpy(), mine])
                     results[i] = mine.astype(np.float32)
             if asked:
                 width = max(len(answers[i]) for i in asked)
