@@ -61,6 +61,12 @@ class Encoded:
     offsets: tuple[tuple[int, int], ...]
 
 
+def similar_length(n: int, shortest: int) -> bool:
+    """A row of n tokens may share a right-padded pass with rows from `shortest` tokens on (padding
+    stays under ~30 %, or 3 tokens)."""
+    return n <= max(1.3 * shortest, shortest + 3)
+
+
 @dataclass(eq=False)
 class CachedPrefix:
     """A template prefix run once: what every sequence sharing it continues from. Its own tokens'
@@ -243,7 +249,7 @@ class CausalScorer:
         todo = todo[-self.prefix_cache_size:]  # no more than the cache keeps
         group: list[tuple[int, ...]] = []
         for key in todo:
-            if group and (len(group) == self.batch_size or len(key) > max(1.3 * len(group[0]), len(group[0]) + 3)):
+            if group and (len(group) == self.batch_size or not similar_length(len(key), len(group[0]))):
                 self._run_prefixes(group)
                 group = []
             group.append(key)
@@ -262,7 +268,8 @@ class CausalScorer:
             hidden = out.last_hidden_state[b, :n].clone()  # a copy: the batch's tensors can go
             # KV stacked (layers, 2, kv heads, tokens, head dim): one copy per prefix into a packed row.
             kv = torch.stack([torch.stack([layer.keys[b, :, :n], layer.values[b, :, :n]]) for layer in layers])
-            self._prefix_cache[prefix] = CachedPrefix(hidden[-1:], kv, hidden, ids[b, :n])
+            # last_hidden a copy of its own: the states can go once the log-probs are made
+            self._prefix_cache[prefix] = CachedPrefix(hidden[-1:].clone(), kv, hidden, ids[b, :n])
             while len(self._prefix_cache) > self.prefix_cache_size:
                 self._prefix_cache.popitem(last=False)
 
@@ -299,7 +306,7 @@ class CausalScorer:
         batch: list[int] = []
         tokens = 0
         for i in order:
-            similar = own[i] <= max(1.3 * own[batch[0]], own[batch[0]] + 3) if batch else True
+            similar = similar_length(own[i], own[batch[0]]) if batch else True
             cheap = (len(batch) + 1) * own[i] - tokens - own[i] <= PASS_COST_TOKENS
             if batch and (len(batch) == self.batch_size or not (similar or cheap)):
                 yield batch
