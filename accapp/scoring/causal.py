@@ -91,6 +91,30 @@ class PassStates(NamedTuple):
     prefixes: list[CachedPrefix | None]  # per sequence, its template prefix, or None
 
 
+class _Waiting:
+    """Hidden rows of several passes with their targets, waiting for one vocabulary projection."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.hidden: list[torch.Tensor] = []
+        self.targets: list[torch.Tensor] = []
+        self.rows_of: list[torch.Tensor] = []  # per target, its row among this part's hidden rows
+        self.parts: list[tuple[int, tuple]] = []  # (targets, what they score), in order
+        self.rows = 0
+
+    def add(self, hidden: torch.Tensor, targets: torch.Tensor, rows_of: torch.Tensor, what: tuple) -> None:
+        self.hidden.append(hidden)
+        self.targets.append(targets)
+        self.rows_of.append(rows_of + self.rows)
+        self.parts.append((len(targets), what))
+        self.rows += hidden.shape[0]
+
+    def joined(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return torch.cat(self.hidden), torch.cat(self.targets), torch.cat(self.rows_of)
+
+
 def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
     """Character spans that never overlap, so the tokens' texts join back into the string.
 
@@ -214,11 +238,6 @@ class CausalScorer:
                                        self.head_chunk_rows, self._vocab_chunk, masks, mask_of, topk, topk_of, extras)
         self._check_finite(out[0] if isinstance(out, tuple) else out)
         return out
-
-    def _candidate_logprobs(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        """Full-vocabulary log-probs of candidate ids (N, K) at rows of hidden (N, H)."""
-        n, k = candidates.shape
-        return self._logprobs_of(hidden, candidates.reshape(-1), torch.arange(n).repeat_interleave(k)).reshape(n, k)
 
     def _candidate_logits(self, hidden: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Raw logits (N, K) of candidate ids at rows of hidden (soft-capped where the model caps)."""
@@ -490,6 +509,7 @@ class CausalScorer:
         shared = self._shared_lengths(seqs, limits)
         self._prefetch_prefixes(s[:p] for s, p in zip(seqs, shared) if p)
         results: list[np.ndarray | None] = [None] * len(seqs)
+        waiting = _Waiting()  # passes' rows held for one vocabulary projection (_project_waiting)
         for idx, flat, nodes, ids, prefixes in self._hidden_states(seqs, shared):
             # Rows predicting each scored token: its previous node, or for the first own token
             # the prefix's last hidden state (appended after the pass's rows, one per prefix).
@@ -538,26 +558,55 @@ class CausalScorer:
                     for i, node in bounded:
                         boundary_out[i] = vals[at : at + len(node)]
                         at += len(node)
+                    self._fill_scored(scored, lp_t.numpy(), results)
                 else:
-                    lp_t = self._logprobs_of(source[uniq], torch.cat(targets), inverse)
-                flat_lp = lp_t.numpy()
-                pos = 0
-                for i, own, pr in scored:
-                    k = len(own) - 1 if pr is None else len(own)
-                    mine = flat_lp[pos : pos + k]
-                    pos += k
-                    if pr is not None:
-                        mine = np.concatenate([self._prefix_logprobs(pr).numpy(), mine])
-                    results[i] = mine.astype(np.float32)
+                    waiting.add(source[uniq], torch.cat(targets), inverse, ("scored", scored))
             if asked:
                 width = max(len(answers[i]) for i in asked)
                 cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
-                lps = self._candidate_logprobs(flat[torch.stack(last)], cand).numpy()
+                at_end = flat[torch.stack(last)]
                 if any(raw[i] for i in asked):
-                    logits = self._candidate_logits(flat[torch.stack(last)], cand).numpy()
-                for b, i in enumerate(asked):
-                    results[i] = (logits if raw[i] else lps)[b, : len(answers[i])].astype(np.float32)
+                    logits = self._candidate_logits(at_end, cand).numpy()
+                    for b, i in enumerate(asked):
+                        if raw[i]:
+                            results[i] = logits[b, : len(answers[i])].astype(np.float32)
+                n, k = cand.shape
+                waiting.add(at_end, cand.reshape(-1), torch.arange(n).repeat_interleave(k), ("asked", asked, width))
+            if waiting.rows >= self.head_chunk_rows:
+                self._project_waiting(waiting, answers, raw, results)
+        self._project_waiting(waiting, answers, raw, results)
         return results  # type: ignore[return-value]
+
+    def _fill_scored(self, scored: list, flat_lp: np.ndarray, results: list) -> None:
+        """Each scored sequence's log-probs, in order from flat_lp, after its prefix's own."""
+        pos = 0
+        for i, own, pr in scored:
+            k = len(own) - 1 if pr is None else len(own)
+            mine = flat_lp[pos : pos + k]
+            pos += k
+            if pr is not None:
+                mine = np.concatenate([self._prefix_logprobs(pr).numpy(), mine])
+            results[i] = mine.astype(np.float32)
+
+    def _project_waiting(self, waiting: "_Waiting", answers: list, raw: list, results: list) -> None:
+        """One vocabulary projection for the rows several passes hold (each pass's own would stream
+        the whole head matrix again: 671 MB for Gemma 3, most of a small pass's cost on a CPU)."""
+        if not waiting.parts:
+            return
+        lp = self._logprobs_of(*waiting.joined()).numpy()
+        at = 0
+        for n_targets, what in waiting.parts:
+            mine = lp[at : at + n_targets]
+            at += n_targets
+            if what[0] == "scored":
+                self._fill_scored(what[1], mine, results)
+            else:  # the candidate answers' log-probs at each asked sequence's end
+                _, asked, width = what
+                mine = mine.reshape(len(asked), width)
+                for b, i in enumerate(asked):
+                    if not raw[i]:
+                        results[i] = mine[b, : len(answers[i])].astype(np.float32)
+        waiting.clear()
 
     def _check_finite(self, values: torch.Tensor) -> None:
         """Log-probs or logits that are not numbers come from a precision the model overflows in

@@ -35,7 +35,7 @@ from gradio.components.api_component import Api as ApiInput  # noqa: E402  (gr.a
 
 from accapp import settings
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
-from accapp.service import file_jobs, gpu  # noqa: E402
+from accapp.service import file_jobs, gpu, idle  # noqa: E402
 from accapp.service.file_jobs import file_queue  # noqa: E402
 from accapp.service.host import get_state, stop_and_exit  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
@@ -306,6 +306,7 @@ def main() -> None:
     # Probes and every other event: PROBE_CONCURRENCY at once; file jobs wait in their own queue
     # (accapp.service.file_jobs; their events' limit admits them all); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
+    idle.calm_queue_polling(demo)  # Gradio polls its empty queue every millisecond otherwise
     if settings.flag("ACCAPP_PRELOAD"):
         warmup = get_state().preload()
         if gpu.on_zero_gpu():  # ZeroGPU packs the weights loaded before launch: none may be loading meanwhile
