@@ -22,7 +22,7 @@ GOOD, BAD = "The key to the cabinets is on the table.", "The key to the cabinets
 def test_sigterm_mid_probe_exits_cleanly(tmp_path):
     from gradio_client import Client
 
-    srv = start_server(tmp_path, {"ACCAPP_SPACES": "0"})
+    srv = start_server(tmp_path, {"ACCAPP_SPACES": "0", "ACCAPP_PRELOAD": "0"})  # Gemma only: no SmolLM2 warmed for nothing
     try:
         url = srv.url.rstrip("/")
 
