@@ -1,6 +1,6 @@
-"""An idle app's CPU: `python app.py` started on a free loopback port, left alone once its model is
-preloaded, its process's CPU time read from /proc over a window. What an app nobody uses costs a
-Space, and every process beside it (accapp/service/idle.py).
+"""An idle app's CPU: `python app.py` started on a free loopback port (bench/probe_latency.py's
+`app_running`), left alone once its model is preloaded, its process's CPU time read from /proc over
+a window. What an app nobody uses costs a Space, and every process beside it (accapp/service/idle.py).
 
 Prints, per tree, the idle CPU as a share of one core, and the seconds from start to the page
 answering. --tree: the checkout whose app.py runs (another commit's worktree, side by side).
@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_latency import ROOT, app_running  # noqa: E402  (same folder: one way to start the app)
+
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -31,37 +29,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def idle_share(tree: Path, settle: float, window: float) -> tuple[float, float]:
-    port = free_port()
-    env = {**os.environ, "PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False",
-           "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(tree)}
-    start = time.monotonic()
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            while True:
-                if proc.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError(log.read().decode(errors="replace")[-2000:])
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5):
-                        break
-                except OSError:
-                    time.sleep(0.2)
-            ready = time.monotonic() - start
-            time.sleep(settle)  # the preloaded model's warm-up done
-            before, t0 = cpu_seconds(proc.pid), time.monotonic()
-            time.sleep(window)
-            return (cpu_seconds(proc.pid) - before) / (time.monotonic() - t0), ready
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
+    with tempfile.TemporaryDirectory() as tmp, \
+            app_running(Path(tmp) / "app.log", preload=True, threads=1, tree=tree) as (proc, _, ready):
+        time.sleep(settle)  # the preloaded model's warm-up done
+        before, t0 = cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(window)
+        return (cpu_seconds(proc.pid) - before) / (time.monotonic() - t0), ready
 
 
 def main() -> int:

@@ -49,16 +49,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(threads: int | None, log: Path, preload: bool = False, extra_env: dict | None = None,
+def start(threads: int | None, log: Path, preload: bool = False, extra_env: dict | None = None, tree: Path = ROOT,
           ) -> tuple[subprocess.Popen, str, float]:
-    """`python app.py` on a free loopback port: (process, url, seconds until it answered)."""
+    """`python app.py` of `tree` (this checkout, or another commit's worktree) on a free loopback port:
+    (process, url, seconds until it answered)."""
     port = free_port()
     env = dict(os.environ, PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", ACCAPP_PRELOAD="1" if preload else "0",
                GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", **(extra_env or {}))
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log.open("w"),
+    if tree != ROOT:
+        env["PYTHONPATH"] = str(tree)  # that tree's accapp, not this one's editable install
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=tree, env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     while time.perf_counter() - t0 < 300:
@@ -82,9 +85,10 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def app_running(log: Path, preload: bool = False, extra_env: dict | None = None):
+def app_running(log: Path, preload: bool = False, extra_env: dict | None = None, threads: int | None = None,
+                tree: Path = ROOT):
     """(process, url, seconds to answer) of an app started for the block, stopped after it."""
-    proc, url, startup = start(None, log, preload, extra_env)
+    proc, url, startup = start(threads, log, preload, extra_env, tree)
     try:
         yield proc, url, startup
     finally:
