@@ -23,7 +23,9 @@ pass of its own, boundary_logprobs and top_k).
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -101,18 +103,27 @@ class _Waiting:
         self.hidden: list[torch.Tensor] = []
         self.targets: list[torch.Tensor] = []
         self.rows_of: list[torch.Tensor] = []  # per target, its row among this part's hidden rows
-        self.parts: list[tuple[int, tuple]] = []  # (targets, what they score), in order
+        self.parts: list[tuple[int, Callable]] = []  # (targets, what takes their log-probs), in order
         self.rows = 0
 
-    def add(self, hidden: torch.Tensor, targets: torch.Tensor, rows_of: torch.Tensor, what: tuple) -> None:
+    def add(self, hidden: torch.Tensor, targets: torch.Tensor, rows_of: torch.Tensor, fill: Callable) -> None:
         self.hidden.append(hidden)
         self.targets.append(targets)
         self.rows_of.append(rows_of + self.rows)
-        self.parts.append((len(targets), what))
+        self.parts.append((len(targets), fill))
         self.rows += hidden.shape[0]
 
     def joined(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return torch.cat(self.hidden), torch.cat(self.targets), torch.cat(self.rows_of)
+
+
+def _fill_answers(asked: list[int], answers: list, raw: list, results: list, flat_lp: np.ndarray) -> None:
+    """The candidate answers' log-probs at each asked sequence's end (one padded row per asked
+    sequence, in order), for those not read as raw logits."""
+    rows = flat_lp.reshape(len(asked), -1)
+    for b, i in enumerate(asked):
+        if not raw[i]:
+            results[i] = rows[b, : len(answers[i])].astype(np.float32)
 
 
 def disjoint_offsets(offsets) -> tuple[tuple[int, int], ...]:
@@ -558,9 +569,10 @@ class CausalScorer:
                     for i, node in bounded:
                         boundary_out[i] = vals[at : at + len(node)]
                         at += len(node)
-                    self._fill_scored(scored, lp_t.numpy(), results)
+                    self._fill_scored(scored, results, lp_t.numpy())
                 else:
-                    waiting.add(source[uniq], torch.cat(targets), inverse, ("scored", scored))
+                    waiting.add(source[uniq], torch.cat(targets), inverse,
+                                functools.partial(self._fill_scored, scored, results))
             if asked:
                 width = max(len(answers[i]) for i in asked)
                 cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
@@ -571,13 +583,14 @@ class CausalScorer:
                         if raw[i]:
                             results[i] = logits[b, : len(answers[i])].astype(np.float32)
                 n, k = cand.shape
-                waiting.add(at_end, cand.reshape(-1), torch.arange(n).repeat_interleave(k), ("asked", asked, width))
+                waiting.add(at_end, cand.reshape(-1), torch.arange(n).repeat_interleave(k),
+                            functools.partial(_fill_answers, asked, answers, raw, results))
             if waiting.rows >= self.head_chunk_rows:
-                self._project_waiting(waiting, answers, raw, results)
-        self._project_waiting(waiting, answers, raw, results)
+                self._project_waiting(waiting)
+        self._project_waiting(waiting)
         return results  # type: ignore[return-value]
 
-    def _fill_scored(self, scored: list, flat_lp: np.ndarray, results: list) -> None:
+    def _fill_scored(self, scored: list, results: list, flat_lp: np.ndarray) -> None:
         """Each scored sequence's log-probs, in order from flat_lp, after its prefix's own."""
         pos = 0
         for i, own, pr in scored:
@@ -588,24 +601,16 @@ class CausalScorer:
                 mine = np.concatenate([self._prefix_logprobs(pr).numpy(), mine])
             results[i] = mine.astype(np.float32)
 
-    def _project_waiting(self, waiting: "_Waiting", answers: list, raw: list, results: list) -> None:
+    def _project_waiting(self, waiting: "_Waiting") -> None:
         """One vocabulary projection for the rows several passes hold (each pass's own would stream
         the whole head matrix again: 671 MB for Gemma 3, most of a small pass's cost on a CPU)."""
         if not waiting.parts:
             return
         lp = self._logprobs_of(*waiting.joined()).numpy()
         at = 0
-        for n_targets, what in waiting.parts:
-            mine = lp[at : at + n_targets]
+        for n_targets, fill in waiting.parts:
+            fill(lp[at : at + n_targets])
             at += n_targets
-            if what[0] == "scored":
-                self._fill_scored(what[1], mine, results)
-            else:  # the candidate answers' log-probs at each asked sequence's end
-                _, asked, width = what
-                mine = mine.reshape(len(asked), width)
-                for b, i in enumerate(asked):
-                    if not raw[i]:
-                        results[i] = mine[b, : len(answers[i])].astype(np.float32)
         waiting.clear()
 
     def _check_finite(self, values: torch.Tensor) -> None:
