@@ -72,6 +72,40 @@ def test_the_project_rule_is_the_stored_verdict_and_each_method_s_own(store):
         assert ties == pytest.approx(100 * lp.groupby("paradigm").correct.mean().mean(), abs=1e-9)
 
 
+def test_length_figures_and_shuffling_flags_are_plain_counts_on_every_shipped_run(store):
+    """The length figures and the word-shuffling flags come from per-run counts (Store.derived); on every
+    shipped run they equal plain pandas over its rows, on every template (three methods: a single score,
+    two orders, an ensemble's shares)."""
+    from scipy import stats
+
+    from accapp.analysis.length import accuracy_by_length, length_bias
+    from accapp.analysis.paradigms import word_shuffling, word_shuffling_paradigms
+
+    for model, bench in _runs(store):
+        df = pd.read_parquet(DEFAULT_RESULTS_DIR / f"{model}__{bench}.parquet",
+                             columns=COLUMNS + ["len_diff"], filters=[("method", "in", ["lp", "ab_prompting", "ens_mix_p3"])])
+        methods = sorted(set(df.method))
+        rows = df[df.flag.fillna("") == ""]  # the papers' rule, as Ide et al.'s Table 4 and Fig. 2
+        rows = rows.assign(correct=np.where(rows.method.isin(list(ENSEMBLE_METHODS)), rows.correct,
+                                            (rows.score_good > rows.score_bad).astype(float)),
+                           bin=rows.len_diff.clip(-2, 2))
+        got = accuracy_by_length(store, model, bench, methods, template=None, clip=2).set_index(["method", "template", "len_diff"])
+        plain = rows.groupby(["method", "template", "bin"]).agg(n=("correct", "size"), accuracy=("correct", "mean"))
+        plain["pairs"] = rows.drop_duplicates(["method", "template", "paradigm", "pair_id"]).groupby(["method", "template", "bin"]).size()
+        assert got.index.equals(plain.index), (model, bench)
+        assert (got.n == plain.n).all() and (got.pairs == plain.pairs).all(), (model, bench)
+        assert np.allclose(got.accuracy, 100 * plain.accuracy, rtol=0, atol=1e-9), (model, bench)
+        bias = length_bias(store, model, bench, methods, template=None).set_index(["method", "template"])
+        for (m, t), g in rows.groupby(["method", "template"]):
+            x, y = g.correct.to_numpy(float), g.len_diff.to_numpy(float)
+            r = stats.pointbiserialr(x, y).statistic if np.ptp(x) > 0 and np.ptp(y) > 0 else np.nan
+            assert bias.loc[(m, t), "n"] == len(g)
+            assert bias.loc[(m, t), "r"] == pytest.approx(r, abs=1e-12, nan_ok=True), (model, bench, m, t)
+        pairs = df.drop_duplicates(["paradigm", "pair_id"])[["paradigm", "good", "bad"]]
+        flags = word_shuffling_paradigms(store, model, bench)
+        assert flags.equals(word_shuffling(pairs).sort_values("paradigm", ignore_index=True)), (model, bench)
+
+
 def test_identical_blimp_pairs_are_left_out_and_counted(store):
     gone = left_out(store, "smollm2-135m-instruct", "blimp", ["lp", "yes_no_prob_comp"])
     assert dict(zip(gone.method, gone.pairs)) == {"lp": 7, "yes_no_prob_comp": 7}  # BLiMP's 7 identical pairs

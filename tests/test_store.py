@@ -165,6 +165,25 @@ def test_refresh_sees_new_files(tmp_path):
         assert "missing columns" in s.skipped_files["other__blimp.parquet"]
 
 
+def test_a_run_s_summaries_are_computed_again_when_its_file_changes(tmp_path):
+    """Store.derived keeps a run's summary until refresh: the accuracies then follow the new file."""
+    from accapp.analysis.accuracy import accuracy_overall
+    from accapp.analysis.length import accuracy_by_length
+
+    df = toy_rows()
+    df = df[df.method == "lp"]
+    df.to_parquet(tmp_path / f"{MODEL}__blimp.parquet", index=False)
+    with Store(tmp_path) as s:
+        before = accuracy_overall(s, MODEL, "blimp", ["lp"]).accuracy.iloc[0]
+        assert accuracy_overall(s, MODEL, "blimp", ["lp"]).accuracy.iloc[0] == before  # from the summary
+        by_len = accuracy_by_length(s, MODEL, "blimp", ["lp"], clip=0).accuracy.iloc[0]
+        assert before < 100 and by_len < 100
+        df.assign(score_good=df.score_bad + 1.0).to_parquet(tmp_path / f"{MODEL}__blimp.parquet", index=False)
+        s.refresh()  # every pair now right under the papers' rule
+        assert accuracy_overall(s, MODEL, "blimp", ["lp"]).accuracy.iloc[0] == 100.0
+        assert accuracy_by_length(s, MODEL, "blimp", ["lp"], clip=0).accuracy.iloc[0] == 100.0
+
+
 def test_files_lacking_optional_columns(tmp_path):
     df = toy_rows()
     df = df[df.method == "lp"].drop(columns=["prediction", "variant", "len_good", "len_bad", "len_diff"])

@@ -38,9 +38,25 @@ from accapp.store import ENSEMBLE_METHODS, Store
 TEMPLATE_ORDER = "TRY_CAST(template AS INTEGER) NULLS LAST, template"
 NUMERIC_TEMPLATE = "regexp_full_match(template, '[0-9]+')"
 
-# Shared CTEs: sel (rows of the run), per_paradigm, overall (per method x template), chosen
-# (the templates kept: all, one, or each method's best). Parameters: $model, $benchmark,
-# $methods (list), $template (NULL, an id, or 'best'), $ens (the ensemble method ids).
+# The counts every accuracy is made of, per method x template x paradigm x variant of a run, under
+# both rules (s: the sum of correct; ties), flagged rows left out: a table computed once a run
+# (Store.derived), as a scan of the run's rows is 0.1-0.2 s and one Explore page asks for a dozen.
+VARIANT_COUNTS = "variant_counts"
+VARIANT_COUNTS_COLUMNS = ("method VARCHAR, template VARCHAR, paradigm VARCHAR, variant VARCHAR, phenomenon VARCHAR, "
+                          "n BIGINT, s_strict DOUBLE, s_ties DOUBLE, ties_strict BIGINT, ties_ties BIGINT")
+VARIANT_COUNTS_SQL = """
+    SELECT method, template, paradigm, variant, any_value(phenomenon), count(*),
+           sum(CASE WHEN list_contains($ens, method) THEN correct ELSE (score_good > score_bad)::DOUBLE END),
+           sum(correct),
+           count(*) FILTER (WHERE NOT list_contains($ens, method) AND score_good = score_bad),
+           count(*) FILTER (WHERE tie AND NOT list_contains($ens, method))
+    FROM results WHERE model = $model AND benchmark = $benchmark AND coalesce(flag, '') = ''
+    GROUP BY method, template, paradigm, variant"""
+
+# Shared CTEs: ruled and sel (rows of the run, for the analyses that need rows), per_variant (the
+# counts), per_paradigm, overall (per method x template), chosen (the templates kept: all, one, or
+# each method's best). Parameters: $model, $benchmark, $methods (list), $template (NULL, an id, or
+# 'best'), $ens (the ensemble method ids), $rule.
 BASE_CTES = f"""
 ruled AS (
     SELECT * REPLACE (
@@ -53,9 +69,12 @@ ruled AS (
 ),
 sel AS (SELECT * FROM ruled WHERE coalesce(flag, '') = ''),
 per_variant AS (
-    SELECT method, template, paradigm, variant, any_value(phenomenon) AS phenomenon, count(*) AS n,
-           sum(correct) AS s, count(*) FILTER (WHERE tie AND NOT list_contains($ens, method)) AS ties
-    FROM sel GROUP BY method, template, paradigm, variant
+    SELECT method, template, paradigm, variant, phenomenon, n,
+           CASE WHEN $rule = 'strict' THEN s_strict ELSE s_ties END AS s,
+           CASE WHEN $rule = 'strict' THEN ties_strict ELSE ties_ties END AS ties
+    FROM {VARIANT_COUNTS}
+    WHERE model = $model AND benchmark = $benchmark AND list_contains($methods, method)
+      AND ($template IS NULL OR $template = 'best' OR template = $template)
 ),
 per_paradigm AS (  -- pairs: one row per pair and variant, so the largest variant count
     SELECT method, template, paradigm, any_value(phenomenon) AS phenomenon, max(n) AS pairs,
@@ -91,6 +110,8 @@ def base_params(store: Store, model: str, benchmark: str, methods: Iterable[str]
         store.check(model, benchmark, methods, template=template)
     if rule not in RULES:
         raise UserError(f"Unknown accuracy rule {rule!r}; the rules: {', '.join(RULES)}.")
+    store.derived(VARIANT_COUNTS, VARIANT_COUNTS_COLUMNS, VARIANT_COUNTS_SQL, model, benchmark,
+                  {"ens": list(ENSEMBLE_METHODS)})
     return {"model": model, "benchmark": benchmark, "methods": methods, "template": template,
             "ens": list(ENSEMBLE_METHODS), "rule": rule}
 

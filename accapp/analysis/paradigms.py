@@ -53,17 +53,31 @@ def word_shuffling(pairs: pd.DataFrame) -> pd.DataFrame:
         con.close()
 
 
+# The flags of a run's paradigms, computed once a run (Store.derived): reading every sentence of a
+# whole benchmark takes 0.4 s, and an Explore page asks twice.
+SHUFFLING = "paradigm_shuffling"
+
+
+def _shuffling_table(store: Store, model: str, benchmark: str) -> str:
+    """The name of the table that holds the run's word-shuffling flags (model, benchmark, paradigm,
+    pairs, word_shuffling), filled for this run."""
+    select = f"""WITH src AS (SELECT DISTINCT paradigm, pair_id, good, bad FROM results
+                             WHERE model = $model AND benchmark = $benchmark)
+    {_SHUFFLE_SELECT}"""
+    return store.derived(SHUFFLING, "paradigm VARCHAR, pairs BIGINT, word_shuffling BOOLEAN", select, model, benchmark,
+                         {"pattern": WORD_PATTERN})
+
+
 def word_shuffling_paradigms(store: Store, model: str, benchmark: str) -> pd.DataFrame:
     """Word-shuffling flag per paradigm, from the pairs of the run itself (paradigm, pairs, word_shuffling).
 
     With a sampled run the flag is about the sampled pairs (a paradigm can look shuffling in a
     sample and not in full); for BLiMP ``published_blimp_paradigms`` has the full-data flag.
     """
-    store.check(model, benchmark)
-    sql = f"""WITH src AS (SELECT DISTINCT paradigm, pair_id, good, bad FROM results
-                          WHERE model = $model AND benchmark = $benchmark)
-    {_SHUFFLE_SELECT}"""
-    return store.query(sql, {"model": model, "benchmark": benchmark, "pattern": WORD_PATTERN})
+    table = _shuffling_table(store, model, benchmark)
+    return store.query(f"SELECT paradigm, pairs, word_shuffling FROM {table} "
+                       "WHERE model = $model AND benchmark = $benchmark ORDER BY paradigm",
+                       {"model": model, "benchmark": benchmark})
 
 
 def human_table(benchmark: str) -> str | None:
@@ -86,11 +100,11 @@ def _human_cte(store: Store, benchmark: str) -> str:
     return "SELECT CAST(NULL AS VARCHAR) AS paradigm, CAST(NULL AS DOUBLE) AS human_accuracy WHERE false"
 
 
-def _typed_paradigms_sql(store: Store, benchmark: str) -> str:
+def _typed_paradigms_sql(store: Store, model: str, benchmark: str) -> str:
     """CTEs after BASE_CTES: flags (word-shuffling per paradigm), human, typed (per paradigm x method x template)."""
     return f""",
-    src AS (SELECT DISTINCT paradigm, pair_id, good, bad FROM results WHERE model = $model AND benchmark = $benchmark),
-    flags AS ({_SHUFFLE_SELECT}),
+    flags AS (SELECT paradigm, word_shuffling FROM {_shuffling_table(store, model, benchmark)}
+              WHERE model = $model AND benchmark = $benchmark),
     human AS ({_human_cte(store, benchmark)}),
     typed AS (
         SELECT p.method, p.template, p.paradigm, p.phenomenon, f.word_shuffling, p.pairs, 100 * p.acc AS accuracy,
@@ -107,8 +121,8 @@ def accuracy_by_paradigm_type(store: Store, model: str, benchmark: str, methods:
     Columns: model, benchmark, method, template, paradigm, phenomenon, word_shuffling, pairs,
     accuracy (%), human_accuracy (% from Warstadt et al. 2020 for BLiMP, else NaN).
     """
-    params = base_params(store, model, benchmark, methods, template) | {"pattern": WORD_PATTERN}
-    sql = f"""WITH {BASE_CTES}{_typed_paradigms_sql(store, benchmark)}
+    params = base_params(store, model, benchmark, methods, template)
+    sql = f"""WITH {BASE_CTES}{_typed_paradigms_sql(store, model, benchmark)}
     SELECT $model AS model, $benchmark AS benchmark, method, template, paradigm, phenomenon, word_shuffling, pairs,
            accuracy, human_accuracy
     FROM typed ORDER BY method, TRY_CAST(template AS INTEGER) NULLS LAST, template, paradigm"""
@@ -123,8 +137,8 @@ def paradigm_type_summary(store: Store, model: str, benchmark: str, methods: Ite
     pairs, accuracy (% mean over the type's paradigms), human_accuracy (% mean over the same
     paradigms, BLiMP only).
     """
-    params = base_params(store, model, benchmark, methods, template) | {"pattern": WORD_PATTERN}
-    sql = f"""WITH {BASE_CTES}{_typed_paradigms_sql(store, benchmark)}
+    params = base_params(store, model, benchmark, methods, template)
+    sql = f"""WITH {BASE_CTES}{_typed_paradigms_sql(store, model, benchmark)}
     SELECT $model AS model, $benchmark AS benchmark, method, template, word_shuffling, count(*) AS paradigms,
            sum(pairs)::BIGINT AS pairs, avg(accuracy) AS accuracy, avg(human_accuracy) AS human_accuracy
     FROM typed GROUP BY method, template, word_shuffling

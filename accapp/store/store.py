@@ -11,10 +11,14 @@ Where it looks (``Store()`` with no arguments):
   view ``published_<name>`` (``published_ide2025_accuracy``, ``published_blimp2020_human``,
   ``published_blimp_paradigms``...). ``scripts/convert_published.py`` writes them.
 
+Summaries: a query over a whole run scans its rows (3.4 M for all of BLiMP with every method); an
+analysis that needs only counts asks :meth:`Store.derived` for a small table computed from them once a
+run, kept in memory until the files change.
+
 Safety: the connection is in-memory; it reads the two folders only (DuckDB's
 ``allowed_directories`` with external access otherwise disabled and the configuration
-locked), nothing in this package writes through it, every value that comes from a person
-is passed as a bound parameter, and the model / benchmark / method / template / paradigm /
+locked), nothing in this package writes a file through it (its only tables are the summaries, in
+memory), every value that comes from a person is passed as a bound parameter, and the model / benchmark / method / template / paradigm /
 phenomenon filters are checked against the values present before any query runs
 (:class:`accapp.errors.UserError` names the known values otherwise). SQL text is only ever
 written in this package, never assembled from user values.
@@ -113,6 +117,9 @@ class Store:
             self._catalog: pd.DataFrame | None = None
             self._units: dict[tuple[str, str], pd.DataFrame] = {}
             self._memo: dict[tuple, pd.DataFrame] = {}
+            for name in getattr(self, "_derived", {}):  # summaries of the files that were there
+                self.con.execute(f"DROP TABLE IF EXISTS {name}")
+            self._derived: dict[str, set[tuple[str, str]]] = {}  # table -> the runs it holds
             found = sorted(p for p in self.results_dir.glob("*.parquet") if not p.name.startswith(".")) if self.results_dir.is_dir() else []
             files, columns, skipped = [], set(), {}
             for path in found:  # a file DuckDB cannot read, or without the key columns, is skipped (and reported)
@@ -182,6 +189,25 @@ class Store:
                     self._memo.pop(next(iter(self._memo)))
                 self._memo[key] = compute()
             return self._memo[key].copy()
+
+    def derived(self, name: str, columns: str, select: str, model: str, benchmark: str, params: dict | None = None) -> str:
+        """Table ``name`` (columns ``model, benchmark, <columns>``: SQL column definitions) holding
+        ``select``'s rows for a run, computed from ``results`` the first time a run is asked for and
+        kept until the files change (refresh). ``select`` is SQL of this package with $model and
+        $benchmark bound; it returns the columns after model and benchmark. Returns ``name``."""
+        if not _NAME_RE.match(name):
+            raise ValueError(f"not a table name: {name!r}")
+        self.check(model, benchmark)
+        with self._lock:
+            runs = self._derived.get(name)
+            if runs is None:
+                self.con.execute(f"CREATE OR REPLACE TABLE {name} (model VARCHAR, benchmark VARCHAR, {columns})")
+                runs = self._derived[name] = set()
+            if (model, benchmark) not in runs:
+                self.con.execute(f"INSERT INTO {name} SELECT $model, $benchmark, * FROM ({select})",
+                                 {"model": model, "benchmark": benchmark, **(params or {})})
+                runs.add((model, benchmark))
+            return name
 
     def has_published(self, name: str) -> bool:
         return f"published_{name}" in self.published_tables
