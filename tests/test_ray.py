@@ -1,5 +1,6 @@
 """The benchmark runner on Ray (issue 21), on a local Ray with two CPU slots and two workers that
-each load the real SmolLM2: the rows equal the serial runner's, score for score; a worker killed
+each load a model from a folder (a tiny Llama with SmolLM2's tokenizer, tests/any_models.py: what is
+tested is the distribution of the work, not the weights): the rows equal the serial runner's, score for score; a worker killed
 mid-run is restarted and every unit completes; a driver killed mid-run and run again finishes with
 nothing lost and nothing duplicated. Also, without Ray: a method that raises is recorded as its
 units' failure while the run goes on, and a missing Ray gives a message that says what to install."""
@@ -22,7 +23,6 @@ from accapp.errors import UserError
 from accapp.runner.runner import run_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = "smollm2-135m-instruct"
 METHODS = ["lp", "in_template_lp"]  # in-template LP: the template prefix cache is in play
 PARADIGMS = ["adjunct_island", "anaphor_gender_agreement", "wh_island"]
 SAMPLE = {"per_paradigm": 6, "seed": 0, "paradigms": PARADIGMS}  # 18 pairs, 18 units
@@ -52,7 +52,22 @@ def ray():
 
 
 @pytest.fixture(scope="module")
-def serial_run(smollm, tmp_path_factory):
+def model(tmp_path_factory) -> str:
+    """The folder every worker loads the model from, as a researcher's own checkpoint."""
+    from tests import any_models
+
+    return str(any_models.llama_folder(tmp_path_factory.mktemp("ray-model")))
+
+
+def manifest_of(out: Path) -> Path:
+    """The run's manifest.json under an output folder (out/<model>/blimp/)."""
+    found = list(out.rglob("manifest.json"))
+    assert len(found) <= 1, found
+    return found[0] if found else out / "no-manifest-yet" / "manifest.json"
+
+
+@pytest.fixture(scope="module")
+def serial_run(model, tmp_path_factory):
     """The serial runner on the sample, on one torch thread: a Ray worker's threads are its CPU
     slots (1 here), and BLAS may sum in another order on another thread count."""
     import torch
@@ -61,35 +76,37 @@ def serial_run(smollm, tmp_path_factory):
     torch.set_num_threads(1)
     try:
         out = tmp_path_factory.mktemp("serial")
-        summary = run_benchmark(Engine(make_scorer(smollm)), "blimp", METHODS, out, **SAMPLE, block_size=BLOCK, progress=False)
+        from accapp.engine import build_engine
+
+        summary = run_benchmark(build_engine(model), "blimp", METHODS, out, **SAMPLE, block_size=BLOCK, progress=False)
     finally:
         torch.set_num_threads(threads)
     assert summary["units_written"] == 18 and summary["blocks"] == 9
     return out
 
 
-def run_ray(out: Path, **kwargs) -> dict:
+def run_ray(model: str, out: Path, **kwargs) -> dict:
     from accapp.runner.ray_runner import run_benchmark_ray
 
-    return run_benchmark_ray({"model": MODEL}, "blimp", METHODS, out, **SAMPLE, workers=2, block_size=BLOCK,
+    return run_benchmark_ray({"model": model}, "blimp", METHODS, out, **SAMPLE, workers=2, block_size=BLOCK,
                              progress=False, **kwargs)
 
 
 @pytest.mark.slow
-def test_two_workers_write_the_serial_runners_rows(ray, serial_run, tmp_path):
+def test_two_workers_write_the_serial_runners_rows(ray, model, serial_run, tmp_path):
     pids = set()
-    summary = run_ray(tmp_path, on_result=lambda info: pids.add(info["pid"]))
+    summary = run_ray(model, tmp_path, on_result=lambda info: pids.add(info["pid"]))
     assert len(pids) == 2  # both workers scored blocks
     assert summary["units_written"] == 18 and summary["units_failed"] == 0 and summary["pairs_scored"] == 18
     assert_same_rows(serial_run, tmp_path)
-    manifest = json.loads((tmp_path / MODEL / "blimp" / "manifest.json").read_text())
+    manifest = json.loads(manifest_of(tmp_path).read_text())
     assert manifest["block_size"] == BLOCK and manifest["methods"] == METHODS
-    again = run_ray(tmp_path)  # a rerun of a finished run scores nothing
+    again = run_ray(model, tmp_path)  # a rerun of a finished run scores nothing
     assert again["units_written"] == 0 and again["pairs_scored"] == 0 and again["units_skipped"] == 18
 
 
 @pytest.mark.slow
-def test_a_killed_worker_is_restarted_and_every_unit_completes(ray, serial_run, tmp_path):
+def test_a_killed_worker_is_restarted_and_every_unit_completes(ray, model, serial_run, tmp_path):
     killed = []
 
     def kill_once(info):
@@ -97,7 +114,7 @@ def test_a_killed_worker_is_restarted_and_every_unit_completes(ray, serial_run, 
             os.kill(info["pid"], signal.SIGKILL)
             killed.append(info["pid"])
 
-    summary = run_ray(tmp_path, on_result=kill_once)
+    summary = run_ray(model, tmp_path, on_result=kill_once)
     assert killed and summary["worker_restarts"] >= 1
     assert summary["units_failed"] == 0 and summary["pairs_scored"] == 18
     assert_same_rows(serial_run, tmp_path)  # the retried block is the same block: the same scores
@@ -105,9 +122,9 @@ def test_a_killed_worker_is_restarted_and_every_unit_completes(ray, serial_run, 
 
 @pytest.mark.slow
 @pytest.mark.process
-def test_a_killed_driver_resumes_losing_and_duplicating_nothing(ray, serial_run, tmp_path):
+def test_a_killed_driver_resumes_losing_and_duplicating_nothing(ray, model, serial_run, tmp_path):
     address = ray.get_runtime_context().gcs_address
-    cmd = [sys.executable, "-m", "accapp", "bench", "--model", MODEL, "--benchmark", "blimp", "--methods", ",".join(METHODS),
+    cmd = [sys.executable, "-m", "accapp", "bench", "--model", model, "--benchmark", "blimp", "--methods", ",".join(METHODS),
            "--per-paradigm", "6", "--seed", "0", "--paradigms", ",".join(PARADIGMS), "--out", str(tmp_path),
            "--block-size", str(BLOCK), "--ray", address, "--workers", "2"]
     log = tmp_path / "driver.log"
@@ -115,10 +132,9 @@ def test_a_killed_driver_resumes_losing_and_duplicating_nothing(ray, serial_run,
         driver = subprocess.Popen(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 180
-        manifest = tmp_path / MODEL / "blimp" / "manifest.json"
         # The manifest takes compute_seconds once a whole block's units are written: kill the driver
         # then (a kill between a block's unit files would leave its pairs to score again).
-        while not (manifest.exists() and "compute_seconds" in json.loads(manifest.read_text())):
+        while not (manifest_of(tmp_path).exists() and "compute_seconds" in json.loads(manifest_of(tmp_path).read_text())):
             assert driver.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
             time.sleep(0.05)
@@ -130,7 +146,7 @@ def test_a_killed_driver_resumes_losing_and_duplicating_nothing(ray, serial_run,
     done_before = sum(len(df) for df in units(tmp_path).values())
     assert 0 < done_before < 18 * 6  # some rows written (18 pairs x 6 units), the run not finished
 
-    summary = run_ray(tmp_path)
+    summary = run_ray(model, tmp_path)
     assert summary["units_failed"] == 0
     assert 0 < summary["pairs_scored"] < 18  # what the killed driver finished was kept, not scored again
     for name, df in units(tmp_path).items():
