@@ -13,7 +13,8 @@ Where it looks (``Store()`` with no arguments):
 
 Summaries: a query over a whole run scans its rows (3.4 M for all of BLiMP with every method); an
 analysis that needs only counts asks :meth:`Store.derived` for a small table computed from them once a
-run, kept in memory until the files change.
+run, kept in memory until the files change. Bound: a summary has a row per group it counts (3,417 for
+all of BLiMP with every method, by method x template x paradigm x variant), for each run in the folder.
 
 Safety: the connection is in-memory; it reads the two folders only (DuckDB's
 ``allowed_directories`` with external access otherwise disabled and the configuration
