@@ -8,7 +8,7 @@ from accapp.benchmarks import stratified_sample
 from accapp.engine import Engine
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
-from tests.reference import reference_next_logprob, reference_token_logprobs
+from tests.reference import reference_many, reference_next_logprob, reference_token_logprobs
 
 pytestmark = pytest.mark.slow
 TOL = 1e-4  # nats per sentence
@@ -98,6 +98,9 @@ def _reference_gap(lm, pairs) -> float:
         results = Engine(CausalScorer(lm, batch_size=32)).score_pairs(pairs, ["lp", "in_template_lp"])
     finally:
         del method.templates
+    prefixes = {t: texts[t].partition("{sentence}")[0] for t in CHECKED_TEMPLATES}
+    reference_many(lm, [(s,) for res in results for s in (res.pair.good, res.pair.bad)] +
+                   [(prefixes[t], res.pair.good) for res in results for t in CHECKED_TEMPLATES])
     worst = 0.0
     for res in results:
         for key, sentence in (("good", res.pair.good), ("bad", res.pair.bad)):
@@ -122,6 +125,35 @@ def test_scorer_agrees_with_independent_reference_on_50_blimp_pairs(smollm, blim
 
     pairs = _pairs(blimp, 50, seed=1)
     assert _reference_gap(dataclasses.replace(smollm, model=_model64(smollm)), pairs) < TOL
+
+
+def test_the_reference_s_padded_passes_equal_lone_passes(smollm, blimp):
+    """reference_many's right-padded float64 passes (tests/reference.py) give each string the values of
+    a pass of its own, to float64 rounding: 6 strings of different lengths, one padded pass."""
+    import torch
+
+    from tests import reference
+    from tests.reference import _model64
+
+    pairs = _pairs(blimp, 3, seed=5)
+    texts = [(p.good,) for p in pairs] + [("Here is a sentence that is longer than the others: ", p.bad) for p in pairs]
+    model = _model64(smollm)
+    lone = {}
+    for parts in texts:
+        ids = [smollm.start_id] + [t for part in parts for t in smollm.tokenizer(part, add_special_tokens=False)["input_ids"]]
+        with torch.inference_mode():
+            logp = torch.log_softmax(model(torch.tensor([ids])).logits[0], dim=-1)
+        lone[parts] = [logp[i - 1, ids[i]].item() for i in range(1, len(ids))]
+    saved = dict(reference._TRUTH)
+    reference._TRUTH.clear()  # computed here, padded, whatever other tests cached
+    try:
+        reference_many(smollm, texts, batch=len(texts))
+        for parts in texts:
+            got = reference_token_logprobs(smollm, parts)
+            assert len(got) == len(lone[parts]) and np.abs(np.subtract(got, lone[parts])).max() < 1e-9, parts
+    finally:
+        reference._TRUTH.clear()
+        reference._TRUTH.update(saved)
 
 
 def test_float32_engine_within_rounding_of_float64_truth(smollm, blimp):
