@@ -106,6 +106,33 @@ def test_length_figures_and_shuffling_flags_are_plain_counts_on_every_shipped_ru
         assert flags.equals(word_shuffling(pairs).sort_values("paradigm", ignore_index=True)), (model, bench)
 
 
+def test_per_pair_values_of_each_template_view_are_plain_means_on_the_shipped_gemma_runs(store):
+    """The values the bootstrap intervals resample (intervals.per_pair): each pair's mean correct (the
+    papers' rule) over its rows, and in the "mean" view over the numbered templates of the methods that
+    have them; a template id keeps that template of those methods; the other methods as they are."""
+    from accapp.analysis.intervals import per_pair
+
+    keys = ["method", "template", "paradigm", "pair_id"]
+    for bench in ("blimp", "climp"):
+        df = _shipped("gemma3-270m", bench)
+        df = df[df.flag.fillna("") == ""]
+        df = df.assign(correct=np.where(df.method.isin(list(ENSEMBLE_METHODS)), df.correct,
+                                        (df.score_good > df.score_bad).astype(float)))
+        pairs = df.groupby(keys).correct.mean().reset_index()
+        numbered = pairs.template.str.fullmatch(r"[0-9]+")
+        templated = set(pairs.method[numbered])
+        others = pairs[~pairs.method.isin(templated)]
+        views = {None: pairs,
+                 "mean": pd.concat([pairs[numbered].groupby(["method", "paradigm", "pair_id"]).correct.mean()
+                                    .reset_index().assign(template="mean"), others]),
+                 "2": pd.concat([pairs[numbered & (pairs.template == "2")], others])}
+        for view, plain in views.items():
+            got = per_pair(store, "gemma3-270m", bench, sorted(set(df.method)), view)
+            got, plain = (f.sort_values(keys, ignore_index=True)[keys + ["correct"]] for f in (got, plain))
+            assert got[keys].equals(plain[keys]), (bench, view)
+            assert np.allclose(got.correct, plain.correct, rtol=0, atol=1e-12), (bench, view)
+
+
 def test_identical_blimp_pairs_are_left_out_and_counted(store):
     gone = left_out(store, "smollm2-135m-instruct", "blimp", ["lp", "yes_no_prob_comp"])
     assert dict(zip(gone.method, gone.pairs)) == {"lp": 7, "yes_no_prob_comp": 7}  # BLiMP's 7 identical pairs
