@@ -408,10 +408,35 @@ def test_the_smollm2_gguf_file_scores_within_1e_4_nats_of_the_registry(smol_all_
     import gguf as gguf_package
 
     assert gguf_package.get_tensor_name_map.cache_info().hits > 300  # one name map for SmolLM2's 397 modules
+    assert gguf_package.GGUFReader.__name__ == "PlainViewGGUFReader"  # accapp/models/gguf_reading.py
     a, b = smol_all_methods(GOOD, BAD), gguf.score_pair(GOOD, BAD, "all")
     assert [(r["method"], r["template"], r["variant"]) for r in a.rows] == [(r["method"], r["template"], r["variant"]) for r in b.rows]
     worst = max(max(abs(x["score_good"] - y["score_good"]), abs(x["score_bad"] - y["score_bad"])) for x, y in zip(a.rows, b.rows))
     assert worst <= 1e-4, worst
+
+
+@pytest.mark.slow  # reads the real GGUF file twice (7 s)
+def test_the_plain_view_reader_reads_every_field_and_tensor_of_smollm2s_gguf_as_gguf_does():
+    """accapp/models/gguf_reading.py reads the mapped bytes through a plain ndarray, not a memmap: the
+    same fields (names, types, every part) and the same tensors (names, types, shapes, bytes)."""
+    import numpy as np
+    from gguf.gguf_reader import GGUFReader
+
+    from accapp.models import get_spec
+    from accapp.models.gguf_reading import plain_view_reader
+    from accapp.models.loading import _gguf_path
+
+    path = _gguf_path(get_spec(SMOL))
+    theirs, ours = GGUFReader(path), plain_view_reader()(path)
+    assert type(theirs.data) is np.memmap and type(ours.data) is np.ndarray
+    assert list(ours.fields) == list(theirs.fields) and len(theirs.fields) > 30
+    for name, field in theirs.fields.items():
+        mine = ours.fields[name]
+        assert (mine.offset, mine.types, mine.data) == (field.offset, field.types, field.data), name
+        assert len(mine.parts) == len(field.parts) and all(np.array_equal(a, b) for a, b in zip(mine.parts, field.parts)), name
+    assert [(t.name, t.tensor_type, list(t.shape)) for t in ours.tensors] == \
+        [(t.name, t.tensor_type, list(t.shape)) for t in theirs.tensors] and len(theirs.tensors) == 272
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(ours.tensors, theirs.tensors))
 
 
 @pytest.mark.slow

@@ -29,6 +29,7 @@ from accapp.errors import UserError
 from accapp.models import ModelSpec, remember
 from accapp.models.cpu_speedups import speed_up_on_cpu
 from accapp.models.device import pick_device
+from accapp.models.gguf_reading import fast_gguf_reading
 from accapp.models.inspect import apply_findings
 from accapp.models.resolve import drop_partial_downloads, resolve_model
 
@@ -76,15 +77,6 @@ def _gguf_path(spec: ModelSpec) -> Path:
     raise ValueError(f"not a GGUF source: {src}")
 
 
-def _one_gguf_name_map_per_architecture() -> None:
-    """transformers builds gguf's tensor-name map afresh for every module of the model it loads (397 for
-    SmolLM2: 6.7 s of a 31 s load); the map depends only on the architecture and the number of blocks."""
-    import gguf
-
-    if not hasattr(gguf.get_tensor_name_map, "cache_info"):  # transformers imports it from gguf at each call
-        gguf.get_tensor_name_map = lru_cache(maxsize=8)(gguf.get_tensor_name_map)
-
-
 def _local_copy(spec: ModelSpec) -> Path:
     """Safetensors copy of a GGUF model, built once: dequantizing GGUF is slow, reading safetensors fast."""
     target = cache_root() / "models" / spec.id
@@ -93,7 +85,7 @@ def _local_copy(spec: ModelSpec) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = _gguf_path(spec)
-    _one_gguf_name_map_per_architecture()
+    fast_gguf_reading()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     # A GGUF-loaded model refuses save_pretrained; rebuild it from its config without
@@ -235,7 +227,7 @@ def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantizati
         from accapp.models.resolve import gguf_auto_config
 
         kwargs["config"] = gguf_auto_config(str(Path(where) / extra["gguf_file"]), spec.trust_remote_code)
-        _one_gguf_name_map_per_architecture()
+        fast_gguf_reading()
     tokenizer = load_tokenizer(spec, where, extra)
     try:
         model = auto_class.from_pretrained(where, **kwargs)

@@ -122,6 +122,9 @@ def gguf_auto_config(text: str, trust_remote_code: bool = False):
 def _read_gguf_config(path: str, mtime_ns: int, size: int, trust_remote_code: bool):
     from transformers import AutoConfig
 
+    from accapp.models.gguf_reading import fast_gguf_reading
+
+    fast_gguf_reading()
     where = Path(path)
     try:
         return AutoConfig.from_pretrained(str(where.parent), gguf_file=where.name, trust_remote_code=trust_remote_code)
