@@ -280,3 +280,26 @@ def test_ours_long_format(store):
     assert df.source.iloc[0] == "this project, run finished 2025-01-01"
     with pytest.raises(UserError, match="Unknown level"):
         ours_long(store, MODEL, "blimp", "nope")
+
+
+def test_one_selection_s_per_pair_values_are_fetched_once_whatever_the_order_of_its_methods(store):
+    """Explore's views ask for the same methods in different orders (the overall table in the selection's,
+    the phenomenon view in the store's): one query, one kept frame, the same rows."""
+    from accapp.analysis.intervals import per_pair
+
+    calls = []
+    query = store.query
+
+    def counted(sql, params=None):
+        if "FROM viewed" in sql:  # per_pair's own query
+            calls.append(sql)
+        return query(sql, params)
+
+    store.query = counted
+    try:
+        a = per_pair(store, MODEL, "blimp", ["slor", "lp"], "mean")
+        b = per_pair(store, MODEL, "blimp", ["lp", "slor"], "mean")
+    finally:
+        del store.query
+    assert a.equals(b) and set(a.method) == {"lp", "slor"}
+    assert len(calls) <= 1  # none when an earlier test left the frame in the store's memo

@@ -120,9 +120,10 @@ def per_pair(store: Store, model: str, benchmark: str, methods: Iterable[str] | 
     )
     SELECT method, template, paradigm, phenomenon, pair_id, len_diff, correct FROM viewed
     ORDER BY part, method, template, paradigm, pair_id"""
-    chosen = methods if methods is None or isinstance(methods, str) else tuple(methods)
-    # One selection's views (overall, phenomenon, paradigm, length, ...) share these rows.
-    return store.memo(("per_pair", model, benchmark, chosen, view), lambda: store.query(sql, params))
+    # One selection's views (overall, phenomenon, paradigm, length, ...) share these rows, whatever order
+    # each asks for the methods in (the rows come in the same order anyway).
+    return store.memo(("per_pair", model, benchmark, tuple(sorted(params["methods"])), view),
+                      lambda: store.query(sql, params))
 
 
 # ------------------------------------------------------------------------------------ intervals by grouping
