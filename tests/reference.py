@@ -32,13 +32,17 @@ def _model64(lm):
     return _DOUBLE[key]
 
 
-@torch.inference_mode()
-def reference_token_logprobs(lm, text_parts: tuple[str, ...]) -> list[float]:
+def reference_ids(lm, text_parts: tuple[str, ...]) -> list[int]:
+    """The token ids the reference scores: each part tokenized alone, the start token in front."""
     ids = []
     for part in text_parts:
         ids += lm.tokenizer(part, add_special_tokens=False)["input_ids"]
-    if not ids or ids[0] != lm.start_id:
-        ids = [lm.start_id] + ids
+    return ids if ids and ids[0] == lm.start_id else [lm.start_id] + ids
+
+
+@torch.inference_mode()
+def reference_token_logprobs(lm, text_parts: tuple[str, ...]) -> list[float]:
+    ids = reference_ids(lm, text_parts)
     model = _model64(lm)
     key = (id(model), tuple(ids))
     if key not in _TRUTH:
@@ -55,11 +59,7 @@ def reference_many(lm, texts: list[tuple[str, ...]], batch: int = 16) -> None:
     model = _model64(lm)
     todo = {}
     for parts in texts:
-        ids = []
-        for part in parts:
-            ids += lm.tokenizer(part, add_special_tokens=False)["input_ids"]
-        if not ids or ids[0] != lm.start_id:
-            ids = [lm.start_id] + ids
+        ids = reference_ids(lm, parts)
         if (id(model), tuple(ids)) not in _TRUTH:
             todo[tuple(ids)] = None
     rows = sorted(todo, key=len)  # similar lengths share a pass: little padding

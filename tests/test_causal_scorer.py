@@ -140,7 +140,7 @@ def test_the_reference_s_padded_passes_equal_lone_passes(smollm, blimp):
     model = _model64(smollm)
     lone = {}
     for parts in texts:
-        ids = [smollm.start_id] + [t for part in parts for t in smollm.tokenizer(part, add_special_tokens=False)["input_ids"]]
+        ids = reference.reference_ids(smollm, parts)
         with torch.inference_mode():
             logp = torch.log_softmax(model(torch.tensor([ids])).logits[0], dim=-1)
         lone[parts] = [logp[i - 1, ids[i]].item() for i in range(1, len(ids))]

@@ -38,18 +38,21 @@ from accapp.store import ENSEMBLE_METHODS, Store
 TEMPLATE_ORDER = "TRY_CAST(template AS INTEGER) NULLS LAST, template"
 NUMERIC_TEMPLATE = "regexp_full_match(template, '[0-9]+')"
 
+# The papers' rule (STRICT) on a row of ``results``: its correct (an ensemble keeps its stored share of
+# votes) and whether it is a tie. One home for the summaries below and BASE_CTES' ``ruled``.
+STRICT_CORRECT = "CASE WHEN list_contains($ens, method) THEN correct ELSE (score_good > score_bad)::DOUBLE END"
+STRICT_TIE = "(NOT list_contains($ens, method) AND score_good = score_bad)"
+
 # The counts every accuracy is made of, per method x template x paradigm x variant of a run, under
 # both rules (s: the sum of correct; ties), flagged rows left out: a table computed once a run
 # (Store.derived), as a scan of the run's rows is 0.1-0.2 s and one Explore page asks for a dozen.
 VARIANT_COUNTS = "variant_counts"
 VARIANT_COUNTS_COLUMNS = ("method VARCHAR, template VARCHAR, paradigm VARCHAR, variant VARCHAR, phenomenon VARCHAR, "
                           "n BIGINT, s_strict DOUBLE, s_ties DOUBLE, ties_strict BIGINT, ties_ties BIGINT")
-VARIANT_COUNTS_SQL = """
+VARIANT_COUNTS_SQL = f"""
     SELECT method, template, paradigm, variant, any_value(phenomenon), count(*),
-           sum(CASE WHEN list_contains($ens, method) THEN correct ELSE (score_good > score_bad)::DOUBLE END),
-           sum(correct),
-           count(*) FILTER (WHERE NOT list_contains($ens, method) AND score_good = score_bad),
-           count(*) FILTER (WHERE tie AND NOT list_contains($ens, method))
+           sum({STRICT_CORRECT}), sum(correct),
+           count(*) FILTER (WHERE {STRICT_TIE}), count(*) FILTER (WHERE tie AND NOT list_contains($ens, method))
     FROM results WHERE model = $model AND benchmark = $benchmark AND coalesce(flag, '') = ''
     GROUP BY method, template, paradigm, variant"""
 
@@ -60,9 +63,8 @@ VARIANT_COUNTS_SQL = """
 BASE_CTES = f"""
 ruled AS (
     SELECT * REPLACE (
-        CASE WHEN $rule = 'strict' AND NOT list_contains($ens, method)
-             THEN (score_good > score_bad)::DOUBLE ELSE correct END AS correct,
-        CASE WHEN $rule = 'strict' THEN NOT list_contains($ens, method) AND score_good = score_bad ELSE tie END AS tie)
+        CASE WHEN $rule = 'strict' THEN {STRICT_CORRECT} ELSE correct END AS correct,
+        CASE WHEN $rule = 'strict' THEN {STRICT_TIE} ELSE tie END AS tie)
     FROM results
     WHERE model = $model AND benchmark = $benchmark AND list_contains($methods, method)
       AND ($template IS NULL OR $template = 'best' OR template = $template)

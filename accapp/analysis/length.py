@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from accapp.analysis.accuracy import BASE_CTES, base_params, correlation
+from accapp.analysis.accuracy import BASE_CTES, STRICT_CORRECT, base_params, correlation
 from accapp.errors import UserError
 from accapp.store import Store, template_sort_key
 
@@ -25,9 +25,8 @@ from accapp.store import Store, template_sort_key
 # et al.'s figures (Table 4, Fig. 2), so correct is the papers' rule (accuracy.STRICT).
 LENGTH_COUNTS = "length_counts"
 LENGTH_COUNTS_COLUMNS = "method VARCHAR, template VARCHAR, variant VARCHAR, len_diff BIGINT, correct DOUBLE, n BIGINT"
-LENGTH_COUNTS_SQL = """
-    SELECT method, template, variant, len_diff,
-           CASE WHEN list_contains($ens, method) THEN correct ELSE (score_good > score_bad)::DOUBLE END, count(*)
+LENGTH_COUNTS_SQL = f"""
+    SELECT method, template, variant, len_diff, {STRICT_CORRECT}, count(*)
     FROM results WHERE model = $model AND benchmark = $benchmark AND coalesce(flag, '') = ''
     GROUP BY ALL"""
 
