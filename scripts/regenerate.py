@@ -11,7 +11,9 @@
    seeded sample: per method, the pairs per paradigm the manifest records), resuming the rest.
 3. Every row's verdict columns (correct, tie) are recomputed from its scores with its method's
    tie rule (accapp.methods.ties: the tolerance from the size of its terms; a Bayes factor's or
-   SLOR's from the same pair's LP and MeanLP rows), its flag set ("identical": the pair's two
+   SLOR's from the same pair's LP and MeanLP rows), from the scores as stored (float32: a verdict
+   within float32's rounding of its tolerance may come out the other way, as it may with the
+   block size the scores were made in: accapp.runner.runner.STORED_FLOAT32), its flag set ("identical": the pair's two
    sentences are the same after normalisation, left out of accuracy), the units consolidated, and
    the shipped file and its manifest replaced atomically; the manifest records what was
    regenerated, when and why.
@@ -36,9 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accapp.engine import build_engine  # noqa: E402
-from accapp.files import safe_name, write_json_atomic, write_parquet_atomic  # noqa: E402
+from accapp.files import safe_name, write_json_atomic  # noqa: E402
 from accapp.methods.ties import verdicts_of_results  # noqa: E402
-from accapp.runner.runner import consolidate, restore_units, run_benchmark  # noqa: E402
+from accapp.runner.runner import STORED_SCORES, consolidate, restore_units, run_benchmark, write_results_file  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS, pair_flag  # noqa: E402
 
 RESULTS = ROOT / "precomputed" / "results"
@@ -174,7 +176,8 @@ def main() -> int:
         manifest["convention"] = manifest.get("convention", "project")
         manifest["tie_rule"] = ("each method's: scores within its tie_rtol x the size of its terms are a tie "
                                 "(accapp/methods/data/methods.json, accapp/methods/ties.py, docs/ties.md)")
-        write_parquet_atomic(after, shipped, compression="zstd")
+        manifest["stored_scores"] = STORED_SCORES
+        write_results_file(after, shipped)
         write_json_atomic(manifest, manifest_path)
     finally:
         if not args.runs:

@@ -59,6 +59,21 @@ def test_shipped_smollm2_blimp_is_the_whole_benchmark():
     assert (have.n.to_numpy() == want.loc[have.paradigm].to_numpy()).all() and want.sum() == 67000
 
 
+def test_shipped_results_store_float32_scores_and_the_folder_stays_under_100_mb():
+    """Issue 32 ships the whole benchmarks in precomputed/ under 100 MB: every shipped results file keeps
+    its scores as float32 (runner.STORED_FLOAT32, its manifest says so), which halves them."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    for path in SHIPPED.glob("*.parquet"):
+        man = json.loads(path.with_name(path.name.replace(".parquet", ".manifest.json")).read_text())
+        assert man["stored_scores"].startswith("float32"), path.name
+        schema = pq.read_schema(path)
+        assert str(schema.field("score_good").type) == str(schema.field("score_bad").type) == "float", path.name
+    assert sum(f.stat().st_size for f in SHIPPED.parent.rglob("*") if f.is_file()) < 100e6
+
+
 def test_shipped_ensembles_follow_their_members():
     """Each ensemble share in the shipped file equals the share recomputed from the same file's Yes/No
     and in-template LP verdicts (the sample it replaced failed this on 48 of 6,700 pairs). Two

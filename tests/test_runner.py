@@ -76,3 +76,40 @@ def test_a_rerun_removes_the_temporary_files_of_killed_runs_only(engine, tmp_pat
     finally:
         alive.kill()
         alive.wait(timeout=10)
+
+
+def test_consolidated_scores_are_float32_and_the_verdicts_those_made_in_float64(tmp_path):
+    """A consolidated file stores the scores as float32, byte-split (runner.STORED_FLOAT32), and keeps
+    every verdict the unit files made in float64, also where float32's rounding alone would make the
+    two scores equal."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from accapp.runner.runner import STORED_FLOAT32, consolidate, unit_path
+    from accapp.schema import ROW_COLUMNS
+
+    runs, model, bench = tmp_path / "runs", "toy-model", "toy"
+    rng = np.random.default_rng(0)
+    good = -rng.uniform(5, 300, 50)
+    bad = good - rng.uniform(1e-3, 5, 50)
+    bad[0] = good[0] - 1e-6  # equal once rounded to float32 (its spacing at ~100 nats is 7.6e-6)
+    frame = pd.DataFrame({c: "" for c in ROW_COLUMNS}, index=range(50)).assign(
+        model=model, benchmark=bench, paradigm="p", phenomenon="ph", pair_id=[str(i) for i in range(50)],
+        method="lp", template="-", variant="", score_good=good, score_bad=bad, correct=1.0, tie=False,  # good > bad
+        len_good=5, len_bad=5, len_diff=0)
+    assert np.float32(good[0]) == np.float32(bad[0])
+    path = unit_path(runs, model, bench, "p", "lp", "-")
+    path.parent.mkdir(parents=True)
+    frame[ROW_COLUMNS].to_parquet(path, index=False)
+    (runs / model / bench / "manifest.json").write_text(json.dumps({"model": model, "benchmark": bench}))
+
+    (out,) = consolidate(runs, tmp_path / "results")
+    meta = pq.ParquetFile(out).metadata
+    columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i) for i in range(meta.num_columns)}
+    for c in STORED_FLOAT32:
+        assert columns[c].physical_type == "FLOAT" and "BYTE_STREAM_SPLIT" in columns[c].encodings
+    back = pd.read_parquet(out).sort_values("pair_id", key=lambda s: s.astype(int)).reset_index(drop=True)
+    assert (back.score_good.to_numpy() == good.astype(np.float32)).all()
+    assert (back.score_bad.to_numpy() == bad.astype(np.float32)).all()
+    assert back.correct.tolist() == frame.correct.tolist() and not back.tie.any()  # made in float64, kept
+    assert json.loads(out.with_name("toy-model__toy.manifest.json").read_text())["stored_scores"].startswith("float32")

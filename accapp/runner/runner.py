@@ -443,6 +443,22 @@ def restore_units(consolidated: Path, runs: Path) -> int:
     return written
 
 
+# A consolidated file (the store's input) keeps the two scores in float32: every verdict (correct, tie)
+# is made in float64 before, at scoring time, and float32's rounding (about 6e-8 of a score) is far
+# under the agreement of two fp32 runs on different devices (docs/gpu.md). They are laid out
+# byte-split so that zstd finds their shared exponents; float64 scores did not compress.
+STORED_FLOAT32 = ("score_good", "score_bad")
+STORED_SCORES = "float32 (verdicts made in float64 before storing)"
+
+
+def write_results_file(df: pd.DataFrame, path: Path) -> Path:
+    """Write a consolidated results file atomically: zstd, the scores as float32 (STORED_FLOAT32)."""
+    df = df.astype({c: "float32" for c in STORED_FLOAT32})
+    return write_parquet_atomic(df, path, compression="zstd",
+                                use_dictionary=[c for c in df.columns if c not in STORED_FLOAT32],
+                                use_byte_stream_split=list(STORED_FLOAT32))
+
+
 def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: str | None = None) -> list[Path]:
     """Merge unit files into one Parquet (plus manifest) per model and benchmark for the store."""
     import duckdb
@@ -464,7 +480,7 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         ).df()
         con.close()
         name = f"{safe_name(manifest['model'])}__{safe_name(manifest['benchmark'])}"
-        target = write_parquet_atomic(df, out / f"{name}.parquet", compression="zstd")
+        target = write_results_file(df, out / f"{name}.parquet")
         # Pairs per method and paradigm (a pair is (paradigm, pair_id): BLiMP's ids restart in
         # every paradigm). Runs of different sizes (every method on N pairs, the top methods on
         # more) merge here: say per method how many pairs it has, and each paradigm at least.
@@ -473,6 +489,7 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         per = counts.groupby("method").min()
         manifest["per_paradigm_by_method"] = per.astype(int).to_dict()
         manifest["methods"] = sorted(set(manifest.get("methods", [])) | set(per.index))
+        manifest["stored_scores"] = STORED_SCORES
         write_json_atomic(manifest, out / f"{name}.manifest.json")
         written.append(target)
     return written
