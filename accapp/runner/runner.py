@@ -415,15 +415,18 @@ def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
     return Path(out) / f"{safe_name(model_id)}__{safe_name(benchmark)}.parquet"
 
 
-def restore_units(consolidated: Path, runs: Path) -> int:
+def restore_units(consolidated: Path, runs: Path, paradigms=None) -> int:
     """Split a consolidated results file back into unit files under `runs` (the inverse of
     consolidate), so a run resumes from the results the project ships: runs/ itself is not
     committed, but precomputed/results/ is. A unit file already there keeps its rows and gains
-    the pairs only the consolidated file has. Returns the number of unit files written."""
+    the pairs only the consolidated file has; `paradigms` (a list) restores only theirs. Returns
+    the number of unit files written."""
     consolidated, runs = Path(consolidated), Path(runs)
     if not consolidated.exists():
         return 0
     df = pd.read_parquet(consolidated)
+    if paradigms is not None:
+        df = df[df.paradigm.isin(list(paradigms))]
     written = 0
     unit_keys = ["model", "benchmark", "paradigm", "method", "template"]
     for (model, bench, paradigm, method, template), part in df.groupby(unit_keys, sort=False):

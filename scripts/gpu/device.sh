@@ -5,10 +5,13 @@
 #   smoke                   the CUDA path on a tiny random model (scripts/gpu/smoke.py)
 #   app                     the app on the GPU, one /probe, where it ran (scripts/gpu/app_probe.py; issue 31)
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
-#   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid)
+#   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid);
+#                           resumed from .gpu/resume/MODEL__BENCH.parquet where a call carries it (scripts/gpu/resume_full.py)
 #   full-status             the background runs' progress
 #   pause | resume          stop / continue the background runs (while timing something else)
-#   collect                 stop the background runs; logs -> $OUT/logs.txt, results -> 15 MB pieces, the first 6 -> $OUT
+#   finish MODEL BENCH      stop the background runs; merge them here (over the carried resume file), the consolidated
+#                           file -> $OUT in 15 MB pieces with its manifest and SHA-256, logs -> $OUT/logs.txt
+#   collect                 stop the background runs; logs -> $OUT/logs.txt, the unit files -> 15 MB pieces, the first 6 -> $OUT
 #   more K                  pieces K.. of the last collect -> $OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +20,13 @@ export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} ACCAPP_CACHE=/tmp/accapp-
 OUT=${OUT:-/tmp/out}
 RUNS=/tmp/runs
 step=$1; shift
+stop_runs() {  # continue the paused, interrupt, then kill what is left; the logs' tails and the GPU use -> $OUT/logs.txt
+  pkill -CONT -f "[a]ccapp bench"; pkill -INT -f "[a]ccapp bench"; sleep 5; pkill -KILL -f "[a]ccapp bench"
+  pkill -f "[n]vidia-smi --query-gpu=timestamp"
+  { for f in /tmp/full-*.log; do echo "== $f"; tail -c 2000 "$f" | tr '\r' '\n' | tail -5; done
+    echo "== gpu use (timestamp, utilization, memory)"; cat /tmp/gpu-use.csv 2>/dev/null; } > "$OUT/logs.txt"
+  echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"
+}
 case $step in
   stage)
     python3 scripts/gpu/stage.py ".gpu/c$1" || exit $?
@@ -40,7 +50,10 @@ case $step in
     mkdir -p "$RUNS"
     pgrep -f "[n]vidia-smi --query-gpu=timestamp" >/dev/null || setsid nohup nvidia-smi \
       --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 5 > /tmp/gpu-use.csv 2>&1 < /dev/null &
-    lists=$(python3 -c "from accapp.benchmarks import load_benchmark as l; p = sorted(l('$bench').paradigm.unique()); [print(','.join(p[k::$procs])) for k in range($procs)]")
+    resume=".gpu/resume/${model}__${bench}.parquet"
+    [ -f "$resume" ] && python3 scripts/gpu/resume_full.py --from "$resume" --runs "$RUNS" --model "$model" \
+      --benchmark "$bench" --procs "$procs"
+    lists=$(python3 scripts/gpu/resume_full.py --lists --benchmark "$bench" --procs "$procs")
     k=0
     for paradigms in $lists; do
       setsid nohup python3 -m accapp bench --model "$model" --benchmark "$bench" --methods all --dtype fp32 \
@@ -56,14 +69,24 @@ case $step in
   # "[a]ccapp": the pattern never matches the calling shell, whose command line may name the runs.
   pause) pkill -STOP -f "[a]ccapp bench" && echo paused ;;
   resume) pkill -CONT -f "[a]ccapp bench" && echo resumed ;;
+  finish)
+    # What this lease did, and what earlier ones brought back (the carried resume file), in one consolidated
+    # file (float32 scores: a whole BLiMP is about 26 MB), back in 15 MB pieces; on the CPU machine:
+    #   cat MODEL__BENCH.parquet.?? > .gpu/resume/MODEL__BENCH.parquet && sha256sum -c (docs/gpu.md)
+    model=$1 bench=$2; name="${model}__${bench}"
+    stop_runs
+    previous=(); [ -f ".gpu/resume/$name.parquet" ] && previous=(--previous ".gpu/resume/$name.parquet")
+    rm -rf /tmp/merged
+    python3 scripts/gpu/merge_full.py --runs "$RUNS" --model "$model" --benchmark "$bench" --out /tmp/merged \
+      "${previous[@]}" > /tmp/merge.txt 2>&1; rc=$?
+    tail -c 6000 /tmp/merge.txt > "$OUT/merge.txt"; tail -3 /tmp/merge.txt; [ $rc = 0 ] || exit $rc
+    (cd /tmp/merged && sha256sum "$name.parquet") | tee "$OUT/$name.sha256"
+    cp "/tmp/merged/$name.manifest.json" "$OUT/"
+    split -b 15M -d "/tmp/merged/$name.parquet" "$OUT/$name.parquet."; ls -la "$OUT" ;;
   collect)
-    # Stop the runs; the logs' tails and the GPU use in one file; the results in 15 MB pieces,
+    # Stop the runs; the logs' tails and the GPU use in one file; the unit files in 15 MB pieces,
     # the first six into $OUT (8 files come back a call); `more K` brings pieces K.. on the next call.
-    pkill -CONT -f "[a]ccapp bench"; pkill -INT -f "[a]ccapp bench"; sleep 5; pkill -KILL -f "[a]ccapp bench"
-    pkill -f "[n]vidia-smi --query-gpu=timestamp"
-    { for f in /tmp/full-*.log; do echo "== $f"; tail -c 2000 "$f" | tr '\r' '\n' | tail -5; done
-      echo "== gpu use (timestamp, utilization, memory)"; cat /tmp/gpu-use.csv 2>/dev/null; } > "$OUT/logs.txt"
-    echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"
+    stop_runs
     rm -rf /tmp/pieces; mkdir -p /tmp/pieces
     tar -czf /tmp/runs.tar.gz -C /tmp runs && split -b 15M -d /tmp/runs.tar.gz /tmp/pieces/runs.tar.gz.
     sha256sum /tmp/runs.tar.gz | tee "$OUT/runs.sha256"; ls -la /tmp/pieces

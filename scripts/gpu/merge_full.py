@@ -1,13 +1,15 @@
 """Join the whole-benchmark runs a GPU lease brought back into one results file (issue 32, item 4).
 
     python scripts/gpu/merge_full.py --runs .gpu/back/runs --model smollm2-135m-instruct --benchmark blimp \
-        --out .gpu/merged [--ship precomputed/results]
+        --out .gpu/merged [--previous FILE] [--ship precomputed/results]
 
 The GPU machine ran one process per share of the paradigms (scripts/gpu/device.sh full-start),
 each into its own folder RUNS/<model>-<benchmark>-K/<model>/<benchmark>/. This script
   1. copies every process's unit files into one runs folder OUT/runs/<model>/<benchmark>/units/,
      with one manifest: the first process's, its compute seconds the sum over processes and the
-     processes listed;
+     processes listed; with --previous (a later lease: what the earlier ones brought back,
+     consolidated, from which its processes resumed, scripts/gpu/resume_full.py), over that file's
+     units, adding its compute seconds, processes and leases once;
   2. checks that every paradigm of the benchmark has every method and template on all its pairs,
      and prints what is missing;
   3. consolidates (accapp.runner.runner.consolidate) into OUT/<model>__<benchmark>.parquet;
@@ -30,20 +32,27 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from accapp.benchmarks import load_benchmark  # noqa: E402
+from accapp.benchmarks import bench_name, load_benchmark  # noqa: E402
 from accapp.files import safe_name, write_json_atomic  # noqa: E402
-from accapp.runner.runner import consolidate, consolidated_path  # noqa: E402
+from accapp.runner.runner import consolidate, consolidated_path, restore_units  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
 
 KEYS = ["paradigm", "pair_id", "method", "template", "variant"]
 
 
-def join_runs(runs: Path, model: str, bench: str, dest: Path) -> dict:
-    """Every process's units under dest/<model>/<bench>/units; returns the joined manifest."""
+def join_runs(runs: Path, model: str, bench: str, dest: Path, previous: Path | None = None) -> dict:
+    """Every process's units under dest/<model>/<bench>/units, over those of `previous` (what earlier
+    leases brought back, consolidated: a process that resumed from it holds the same units or more);
+    returns the joined manifest."""
     target = dest / safe_name(model) / safe_name(bench)
     if target.exists():
         shutil.rmtree(target)
     (target / "units").mkdir(parents=True)
+    earlier: dict = {}
+    if previous is not None:
+        restore_units(previous, dest)
+        earlier = json.loads(previous.with_name(previous.name.replace(".parquet", ".manifest.json")).read_text(encoding="utf-8"))
+    from_previous = {f.relative_to(target / "units") for f in (target / "units").glob("*/*/*.parquet")}
     manifests = []
     for part in sorted(runs.glob(f"{safe_name(model)}-{safe_name(bench)}-*")):
         src = part / safe_name(model) / safe_name(bench)
@@ -52,15 +61,20 @@ def join_runs(runs: Path, model: str, bench: str, dest: Path) -> dict:
         manifests.append((part.name, json.loads((src / "manifest.json").read_text(encoding="utf-8"))))
         for f in (src / "units").glob("*/*/*.parquet"):
             out = target / "units" / f.relative_to(src / "units")
-            if out.exists():
+            if out.exists() and f.relative_to(src / "units") not in from_previous:
                 raise SystemExit(f"{f}: two processes wrote the same unit")
+            from_previous.discard(f.relative_to(src / "units"))
             out.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(f, out)
     if not manifests:
         raise SystemExit(f"no runs of {model} on {bench} under {runs}")
     manifest = dict(manifests[0][1])
-    manifest["compute_seconds"] = round(sum(m.get("compute_seconds", 0) for _, m in manifests), 1)
-    manifest["processes"] = [name for name, _ in manifests]
+    # this lease's processes' seconds, and once the earlier leases' (resume_full.py leaves them out of each process)
+    manifest["compute_seconds"] = round(earlier.get("compute_seconds", 0)
+                                        + sum(m.get("compute_seconds", 0) for _, m in manifests), 1)
+    manifest["processes"] = earlier.get("processes", []) + [name for name, _ in manifests]
+    manifest["leases"] = earlier.get("leases", 1 if earlier else 0) + 1
+    manifest["started"] = earlier.get("started", manifest.get("started"))
     write_json_atomic(manifest, target / "manifest.json")
     return manifest
 
@@ -96,20 +110,23 @@ def main() -> None:
     ap.add_argument("--out", default=".gpu/merged")
     ap.add_argument("--shipped", default=str(ROOT / "precomputed" / "results"))
     ap.add_argument("--ship", default=None, help="replace the results file here when nothing is missing")
+    ap.add_argument("--previous", default=None,
+                    help="the consolidated file of what earlier leases did (resume_full.py --from): joined under this lease's")
     args = ap.parse_args()
-    out = Path(args.out)
-    manifest = join_runs(Path(args.runs), args.model, args.benchmark, out / "runs")
-    (path,) = consolidate(out / "runs", out, args.model, args.benchmark)
+    out, name = Path(args.out), bench_name(args.benchmark)
+    previous = Path(args.previous) if args.previous else None
+    manifest = join_runs(Path(args.runs), args.model, name, out / "runs", previous)
+    (path,) = consolidate(out / "runs", out, args.model, name)
     merged = pd.read_parquet(path)
     missing = missing_units(merged, args.benchmark, manifest["templates"])
     for line in missing[:40]:
         print("missing:", line)
-    shipped = consolidated_path(Path(args.shipped), args.model, args.benchmark)
+    shipped = consolidated_path(Path(args.shipped), args.model, name)
     table = against_shipped(merged, shipped) if shipped.exists() else pd.DataFrame()
     if not table.empty:
         print(table.to_string())
     report = {
-        "model": args.model, "benchmark": args.benchmark, "rows": len(merged),
+        "model": args.model, "benchmark": name, "rows": len(merged),
         "pairs": int(merged.groupby("paradigm").pair_id.nunique().sum()), "paradigms": int(merged.paradigm.nunique()),
         "units_missing": len(missing), "compute_seconds": manifest["compute_seconds"], "processes": len(manifest["processes"]),
         "file_mb": round(path.stat().st_size / 1e6, 1),
