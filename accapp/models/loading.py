@@ -77,11 +77,28 @@ def _gguf_path(spec: ModelSpec) -> Path:
     raise ValueError(f"not a GGUF source: {src}")
 
 
+def _has_copy(target: Path) -> bool:
+    return (target / "config.json").exists() and any(target.glob("*.safetensors"))
+
+
 def _local_copy(spec: ModelSpec) -> Path:
     """Safetensors copy of a GGUF model, built once: dequantizing GGUF is slow, reading safetensors fast."""
     target = cache_root() / "models" / spec.id
-    if (target / "config.json").exists() and any(target.glob("*.safetensors")):
+    if _has_copy(target):
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # One build at a time across processes: runs started together each built, and one's rename removed
+    # the copy another was reading. The others wait here, then read the finished copy.
+    from filelock import FileLock
+
+    with FileLock(str(target.parent / f".{spec.id}.lock")):
+        if _has_copy(target):
+            return target
+        _build_copy(spec, target)
+    return target
+
+
+def _build_copy(spec: ModelSpec, target: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = _gguf_path(spec)
@@ -95,19 +112,17 @@ def _local_copy(spec: ModelSpec) -> Path:
         del config.quantization_config
     fresh = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     fresh.load_state_dict(model.state_dict())
-    target.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the target, then rename: a killed build never leaves a half copy.
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{spec.id}-"))
     try:
         fresh.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        if target.exists():
+        if target.exists():  # an incomplete copy (the lock is held: no one reads it)
             shutil.rmtree(target)
         tmp.rename(target)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 @lru_cache(maxsize=1)  # one answer per process
