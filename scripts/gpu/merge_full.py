@@ -15,7 +15,8 @@ each into its own folder RUNS/<model>-<benchmark>-K/<model>/<benchmark>/. This s
   3. consolidates (accapp.runner.runner.consolidate) into OUT/<model>__<benchmark>.parquet;
   4. compares the rows it shares with the shipped sample (precomputed/results, scored on the
      CPU in fp32): the largest absolute score difference per method and the verdicts that differ;
-  5. with --ship, and only when nothing is missing, replaces the shipped file and manifest.
+  5. with --ship, and only when nothing is missing, replaces the shipped file and manifest, keeping
+     the scores of the sample it replaces in docs/gpu-runs/replaced-samples/ (keep_replaced_sample).
 The last line is one JSON object (the figures docs/gpu.md reports).
 """
 
@@ -33,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from accapp.benchmarks import bench_name, load_benchmark  # noqa: E402
-from accapp.files import safe_name, write_json_atomic  # noqa: E402
+from accapp.files import safe_name, write_json_atomic, write_parquet_atomic  # noqa: E402
 from accapp.runner.runner import consolidate, consolidated_path, restore_units  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
 
@@ -102,6 +103,26 @@ def against_shipped(merged: pd.DataFrame, shipped: Path) -> pd.DataFrame:
     return both.groupby("method").agg(rows=("diff", "size"), max_abs_diff=("diff", "max"), verdicts_changed=("changed", "sum"))
 
 
+SAMPLES = ROOT / "docs" / "gpu-runs" / "replaced-samples"
+SAMPLE_COLUMNS = KEYS + ["score_good", "score_bad"]
+
+
+def keep_replaced_sample(shipped: Path, dest: Path = SAMPLES) -> Path | None:
+    """Before a whole benchmark replaces a shipped sample: the sample's scores of every method that is
+    not an ensemble (an ensemble's share follows from its members), as they were shipped, kept for
+    tests/test_gpu_runs.py (the whole results agree with the sample on the pairs they share)."""
+    man = json.loads(shipped.with_name(shipped.name.replace(".parquet", ".manifest.json")).read_text(encoding="utf-8"))
+    if man.get("whole_benchmark"):
+        return None
+    rows = pd.read_parquet(shipped, columns=SAMPLE_COLUMNS)
+    rows = rows[~rows.method.isin(list(ENSEMBLE_METHODS))]
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / shipped.name
+    write_parquet_atomic(rows, out, compression="zstd", use_dictionary=KEYS,
+                         use_byte_stream_split=["score_good", "score_bad"])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", required=True, help="the folder holding <model>-<benchmark>-K/ (the GPU's /tmp/runs)")
@@ -146,6 +167,10 @@ def main() -> None:
             print(f"not shipped: {len(missing)} units are short of pairs")
         else:
             dest = Path(args.ship)
+            if (dest / path.name).exists():
+                kept = keep_replaced_sample(dest / path.name)
+                if kept:
+                    print(f"the sample it replaces, kept: {kept}")
             for f in (path, path.with_name(path.name.replace(".parquet", ".manifest.json"))):
                 shutil.copy(f, dest / (f.name + ".tmp"))
                 (dest / (f.name + ".tmp")).replace(dest / f.name)
