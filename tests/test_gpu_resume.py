@@ -119,3 +119,17 @@ def test_a_whole_benchmark_over_two_leases_equals_one_run(setting, tmp_path):
     assert (both.correct_one == both.correct_two).all() and (both.tie_one == both.tie_two).all()
     assert (both.score_good_one - both.score_good_two).abs().max() < 1e-4
     assert (both.score_bad_one - both.score_bad_two).abs().max() < 1e-4
+
+    # Shipping it (merge_full.py --ship-file, what comes after the lease): the unfinished file is refused; the
+    # whole one replaces the shipped sample, whose scores are kept.
+    shipped, samples = tmp_path / "shipped", tmp_path / "samples"
+    shipped.mkdir()
+    for f in (merged1, merged1.with_name(f"{name}.manifest.json")):
+        (shipped / f.name).write_bytes(f.read_bytes())  # the lease-1 file stands for a shipped sample
+    refused = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu" / "merge_full.py"), "--ship-file", str(merged1),
+                              "--ship", str(shipped), "--samples", str(samples)], capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode != 0 and "does not say whole_benchmark" in refused.stderr
+    _script("merge_full.py", "--ship-file", merged2, "--ship", shipped, "--samples", samples)
+    assert (shipped / f"{name}.parquet").read_bytes() == merged2.read_bytes()
+    kept = pd.read_parquet(samples / f"{name}.parquet")
+    assert len(kept) == len(pd.read_parquet(merged1)) and list(kept.columns) == KEYS + ["score_good", "score_bad"]

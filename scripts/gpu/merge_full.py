@@ -2,6 +2,7 @@
 
     python scripts/gpu/merge_full.py --runs .gpu/back/runs --model smollm2-135m-instruct --benchmark blimp \
         --out .gpu/merged [--previous FILE] [--ship precomputed/results]
+    python scripts/gpu/merge_full.py --ship-file .gpu/resume/gemma3-270m__climp.parquet   # what a lease brought back
 
 The GPU machine ran one process per share of the paradigms (scripts/gpu/device.sh full-start),
 each into its own folder RUNS/<model>-<benchmark>-K/<model>/<benchmark>/. This script
@@ -123,17 +124,41 @@ def keep_replaced_sample(shipped: Path, dest: Path = SAMPLES) -> Path | None:
     return out
 
 
+def ship(path: Path, dest: Path, samples: Path = SAMPLES) -> None:
+    """Put a whole benchmark's consolidated file and manifest in place of the shipped ones (each written
+    beside, then renamed), keeping the sample it replaces."""
+    man_path = path.with_name(path.name.replace(".parquet", ".manifest.json"))
+    if not json.loads(man_path.read_text(encoding="utf-8")).get("whole_benchmark"):
+        raise SystemExit(f"{path}: its manifest does not say whole_benchmark; not shipped")
+    if (dest / path.name).exists():
+        kept = keep_replaced_sample(dest / path.name, samples)
+        if kept:
+            print(f"the sample it replaces, kept: {kept}")
+    for f in (path, man_path):
+        shutil.copy(f, dest / (f.name + ".tmp"))
+        (dest / (f.name + ".tmp")).replace(dest / f.name)
+    print(f"shipped: {dest / path.name}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", required=True, help="the folder holding <model>-<benchmark>-K/ (the GPU's /tmp/runs)")
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--benchmark", required=True)
+    ap.add_argument("--ship-file", default=None,
+                    help="only ship this consolidated file (what `device.sh finish` brought back, whole) into --ship")
+    ap.add_argument("--samples", default=str(SAMPLES), help="where the replaced sample's scores are kept")
+    ap.add_argument("--runs", help="the folder holding <model>-<benchmark>-K/ (the GPU's /tmp/runs)")
+    ap.add_argument("--model")
+    ap.add_argument("--benchmark")
     ap.add_argument("--out", default=".gpu/merged")
     ap.add_argument("--shipped", default=str(ROOT / "precomputed" / "results"))
     ap.add_argument("--ship", default=None, help="replace the results file here when nothing is missing")
     ap.add_argument("--previous", default=None,
                     help="the consolidated file of what earlier leases did (resume_full.py --from): joined under this lease's")
     args = ap.parse_args()
+    if args.ship_file:
+        ship(Path(args.ship_file), Path(args.ship or args.shipped), Path(args.samples))
+        return
+    if not (args.runs and args.model and args.benchmark):
+        ap.error("--runs, --model and --benchmark (or --ship-file)")
     out, name = Path(args.out), bench_name(args.benchmark)
     previous = Path(args.previous) if args.previous else None
     manifest = join_runs(Path(args.runs), args.model, name, out / "runs", previous)
@@ -166,15 +191,8 @@ def main() -> None:
         if missing:
             print(f"not shipped: {len(missing)} units are short of pairs")
         else:
-            dest = Path(args.ship)
-            if (dest / path.name).exists():
-                kept = keep_replaced_sample(dest / path.name)
-                if kept:
-                    print(f"the sample it replaces, kept: {kept}")
-            for f in (path, path.with_name(path.name.replace(".parquet", ".manifest.json"))):
-                shutil.copy(f, dest / (f.name + ".tmp"))
-                (dest / (f.name + ".tmp")).replace(dest / f.name)
-            report["shipped_to"] = str(dest)
+            ship(path, Path(args.ship), Path(args.samples))
+            report["shipped_to"] = args.ship
     print(json.dumps(report))
 
 
