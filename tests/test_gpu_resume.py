@@ -7,7 +7,10 @@ row of one uninterrupted run, with the same verdicts."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +30,23 @@ METHODS = "lp,mean_lp,in_template_lp"
 KEYS = ["paradigm", "pair_id", "method", "template", "variant"]
 
 
-def _script(name: str, *args) -> subprocess.CompletedProcess:
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu" / name), *map(str, args)],
-                         capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out
+def _script(name: str, *args, ok: bool = True) -> subprocess.CompletedProcess:
+    """A script of scripts/gpu/ run as `python3 scripts/gpu/NAME ARGS` would run it, in this process (its
+    imports are this process's: a fresh interpreter a call cost most of this test's time)."""
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    argv = sys.argv
+    sys.argv = [name, *map(str, args)]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            runpy.run_path(str(ROOT / "scripts" / "gpu" / name), run_name="__main__")
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+        err.write("" if stop.code is None or isinstance(stop.code, int) else str(stop.code))
+    finally:
+        sys.argv = argv
+    done = subprocess.CompletedProcess(sys.argv, code, out.getvalue(), err.getvalue())
+    assert (done.returncode == 0) == ok, done.stderr[-3000:]
+    return done
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +141,8 @@ def test_a_whole_benchmark_over_two_leases_equals_one_run(setting, tmp_path):
     shipped.mkdir()
     for f in (merged1, merged1.with_name(f"{name}.manifest.json")):
         (shipped / f.name).write_bytes(f.read_bytes())  # the lease-1 file stands for a shipped sample
-    refused = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu" / "merge_full.py"), "--ship-file", str(merged1),
-                              "--ship", str(shipped), "--samples", str(samples)], capture_output=True, text=True, cwd=ROOT)
-    assert refused.returncode != 0 and "does not say whole_benchmark" in refused.stderr
+    refused = _script("merge_full.py", "--ship-file", merged1, "--ship", shipped, "--samples", samples, ok=False)
+    assert "does not say whole_benchmark" in refused.stderr
     _script("merge_full.py", "--ship-file", merged2, "--ship", shipped, "--samples", samples)
     assert (shipped / f"{name}.parquet").read_bytes() == merged2.read_bytes()
     kept = pd.read_parquet(samples / f"{name}.parquet")
