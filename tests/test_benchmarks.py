@@ -12,6 +12,7 @@ import pytest
 
 from accapp.benchmarks import load_benchmark, parse_pairs, stratified_sample
 from accapp.errors import UserError
+from tests.toy_benchmark import write_toy_benchmark
 
 
 def test_blimp_loader_counts(blimp):
@@ -87,12 +88,7 @@ def _units(out: Path) -> dict:
 @pytest.mark.slow
 @pytest.mark.process
 def test_run_killed_midway_then_resumed_equals_uninterrupted(tmp_path):
-    rows = ["good,bad,paradigm"]
-    for para in ("p1", "p2", "p3"):
-        for i in range(3):
-            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para}")
-    bench_file = tmp_path / "toy.csv"
-    bench_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    bench_file = write_toy_benchmark(tmp_path / "toy.csv")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
 
     full = tmp_path / "full"
@@ -131,12 +127,7 @@ def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     import json
     import shutil
 
-    rows = ["good,bad,paradigm,pair_id"]  # ids restart in every paradigm, as BLiMP's do
-    for para in ("p1", "p2"):
-        for i in range(4):
-            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para},{i}")
-    bench_file = tmp_path / "toy.csv"
-    bench_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    bench_file = write_toy_benchmark(tmp_path / "toy.csv", ("p1", "p2"), 4, ids=True)  # ids restart in every paradigm
     runs, shipped = tmp_path / "runs", tmp_path / "shipped"
 
     def bench(n, methods, file=bench_file, consolidate=True):

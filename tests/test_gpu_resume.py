@@ -20,6 +20,7 @@ import pytest
 
 from accapp.files import safe_name
 from tests.cli_in_process import run_cli
+from tests.toy_benchmark import write_toy_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "gpu"))
 from resume_full import process_folder  # noqa: E402 - the GPU scripts are not a package
@@ -55,13 +56,7 @@ def setting(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("resume")
     model = str(any_models.llama_folder(root))
-    rows = ["good,bad,paradigm,pair_id"]
-    for para in ("p1", "p2", "p3"):
-        for i in range(4):
-            rows.append(f"The dog{i} {para} barks.,The dog{i} {para} bark.,{para},{i}")
-    bench = root / "toy.csv"
-    bench.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return root, model, bench
+    return root, model, write_toy_benchmark(root / "toy.csv", per_paradigm=4, ids=True)
 
 
 def _lease(setting, model_id: str, runs: Path, per_paradigm: dict[int, int], procs: int = 2) -> None:
