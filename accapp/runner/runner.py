@@ -415,6 +415,12 @@ def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
     return Path(out) / f"{safe_name(model_id)}__{safe_name(benchmark)}.parquet"
 
 
+def manifest_beside(consolidated: Path) -> Path:
+    """The manifest consolidate writes beside a consolidated file (<model>__<benchmark>.manifest.json)."""
+    consolidated = Path(consolidated)
+    return consolidated.with_name(consolidated.name.replace(".parquet", ".manifest.json"))
+
+
 def restore_units(consolidated: Path, runs: Path, paradigms=None) -> int:
     """Split a consolidated results file back into unit files under `runs` (the inverse of
     consolidate), so a run resumes from the results the project ships: runs/ itself is not
@@ -439,7 +445,7 @@ def restore_units(consolidated: Path, runs: Path, paradigms=None) -> int:
             part = pd.concat([have, extra])
         write_parquet_atomic(sort_rows(part)[ROW_COLUMNS], path)
         written += 1
-    manifest_path = consolidated.with_name(consolidated.name.replace(".parquet", ".manifest.json"))
+    manifest_path = manifest_beside(consolidated)
     run_manifest = runs / safe_name(df.model.iloc[0]) / safe_name(df.benchmark.iloc[0]) / "manifest.json" if len(df) else None
     if run_manifest is not None and manifest_path.exists() and not run_manifest.exists():
         write_json_atomic(json.loads(manifest_path.read_text(encoding="utf-8")), run_manifest)
@@ -493,6 +499,6 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         manifest["per_paradigm_by_method"] = per.astype(int).to_dict()
         manifest["methods"] = sorted(set(manifest.get("methods", [])) | set(per.index))
         manifest["stored_scores"] = STORED_SCORES
-        write_json_atomic(manifest, out / f"{name}.manifest.json")
+        write_json_atomic(manifest, manifest_beside(target))
         written.append(target)
     return written

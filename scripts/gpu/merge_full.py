@@ -36,7 +36,7 @@ import pandas as pd  # noqa: E402
 
 from accapp.benchmarks import bench_name, load_benchmark  # noqa: E402
 from accapp.files import safe_name, write_json_atomic, write_parquet_atomic  # noqa: E402
-from accapp.runner.runner import consolidate, consolidated_path, restore_units  # noqa: E402
+from accapp.runner.runner import consolidate, consolidated_path, manifest_beside, restore_units  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
 
 KEYS = ["paradigm", "pair_id", "method", "template", "variant"]
@@ -53,7 +53,7 @@ def join_runs(runs: Path, model: str, bench: str, dest: Path, previous: Path | N
     earlier: dict = {}
     if previous is not None:
         restore_units(previous, dest)
-        earlier = json.loads(previous.with_name(previous.name.replace(".parquet", ".manifest.json")).read_text(encoding="utf-8"))
+        earlier = json.loads(manifest_beside(previous).read_text(encoding="utf-8"))
     from_previous = {f.relative_to(target / "units") for f in (target / "units").glob("*/*/*.parquet")}
     manifests = []
     for part in sorted(runs.glob(f"{safe_name(model)}-{safe_name(bench)}-*")):
@@ -112,7 +112,7 @@ def keep_replaced_sample(shipped: Path, dest: Path = SAMPLES) -> Path | None:
     """Before a whole benchmark replaces a shipped sample: the sample's scores of every method that is
     not an ensemble (an ensemble's share follows from its members), as they were shipped, kept for
     tests/test_gpu_runs.py (the whole results agree with the sample on the pairs they share)."""
-    man = json.loads(shipped.with_name(shipped.name.replace(".parquet", ".manifest.json")).read_text(encoding="utf-8"))
+    man = json.loads(manifest_beside(shipped).read_text(encoding="utf-8"))
     if man.get("whole_benchmark"):
         return None
     rows = pd.read_parquet(shipped, columns=SAMPLE_COLUMNS)
@@ -127,7 +127,7 @@ def keep_replaced_sample(shipped: Path, dest: Path = SAMPLES) -> Path | None:
 def ship(path: Path, dest: Path, samples: Path = SAMPLES) -> None:
     """Put a whole benchmark's consolidated file and manifest in place of the shipped ones (each written
     beside, then renamed), keeping the sample it replaces."""
-    man_path = path.with_name(path.name.replace(".parquet", ".manifest.json"))
+    man_path = manifest_beside(path)
     if not json.loads(man_path.read_text(encoding="utf-8")).get("whole_benchmark"):
         raise SystemExit(f"{path}: its manifest does not say whole_benchmark; not shipped")
     if (dest / path.name).exists():
@@ -183,7 +183,7 @@ def main() -> None:
         "vs_shipped_verdicts_changed": int(table.verdicts_changed.sum()) if not table.empty else 0,
     }
     if not missing:  # Explore says "every pair of the benchmark", not "a sample", from this
-        man_path = path.with_name(path.name.replace(".parquet", ".manifest.json"))
+        man_path = manifest_beside(path)
         man = json.loads(man_path.read_text(encoding="utf-8"))
         man["whole_benchmark"] = True
         write_json_atomic(man, man_path)
