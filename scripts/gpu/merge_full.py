@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from accapp.benchmarks import bench_name, load_benchmark  # noqa: E402
-from accapp.files import safe_name, write_json_atomic, write_parquet_atomic  # noqa: E402
+from accapp.files import safe_name, write_atomic, write_json_atomic, write_parquet_atomic  # noqa: E402
 from accapp.runner.runner import consolidate, consolidated_path, manifest_beside, restore_units  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS  # noqa: E402
 
@@ -135,8 +135,7 @@ def ship(path: Path, dest: Path, samples: Path = SAMPLES) -> None:
         if kept:
             print(f"the sample it replaces, kept: {kept}")
     for f in (path, man_path):
-        shutil.copy(f, dest / (f.name + ".tmp"))
-        (dest / (f.name + ".tmp")).replace(dest / f.name)
+        write_atomic(dest / f.name, lambda tmp, f=f: shutil.copyfile(f, tmp))
     print(f"shipped: {dest / path.name}")
 
 
