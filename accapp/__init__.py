@@ -4,7 +4,7 @@
     df = accapp.score_pairs([("These casseroles disgust Kayla.", "These casseroles disgusts Kayla.")], methods=["lp"])
 """
 
-__version__ = "0.2.0"
+from accapp.version import __version__
 
 
 def score_pairs(*args, **kwargs):

@@ -22,7 +22,7 @@ from accapp.models import get_spec, registry
 from accapp.models.budget import default_budget, gpu_budget, plan_load
 from accapp.models.memory import GiB, estimate_bytes
 from accapp.service import gpu
-from accapp.service.probe import probe, probe_stages
+from accapp.service.probe import batched_stage, probe, probe_stages
 from accapp.service.score_file import _score_timed
 
 GOOD, BAD = "These casseroles disgust Kayla.", "These casseroles disgusts Kayla."
@@ -228,7 +228,7 @@ def test_two_visitors_probing_at_once_load_the_model_once(monkeypatch):
 
     def visitor(i):
         start.wait()
-        answers[i] = state.probe_stage("smollm2-135m-instruct", GOOD, BAD, ["lp"], False)
+        answers[i] = batched_stage("smollm2-135m-instruct", GOOD, BAD, ["lp"], False, state=state)
 
     threads = [threading.Thread(target=visitor, args=(i,)) for i in range(2)]
     for t in threads:

@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "accapp"
-LEAVES = {"errors", "schema", "files", "words", "segment", "prompts", "settings", "benchmarks"}
+LEAVES = {"errors", "schema", "files", "words", "segment", "prompts", "settings", "benchmarks", "version"}
 ALLOWED = {
     "models": set(),
     "scoring": {"models"},
@@ -105,10 +105,25 @@ def _lint_imports(config: Path) -> tuple[int, str]:
 
 def test_import_linter_contracts_hold():
     """The contracts in pyproject.toml, checked by the tool made for it: ui imports only service/ and the
-    leaves; service/ never reaches the runner, the CLI or the UI."""
+    leaves; service/ never reaches the runner, the CLI or the UI; the model host imports nothing from its
+    callers; no circle among the modules of any package."""
     rc, report = _lint_imports(ROOT.parent / "pyproject.toml")
     assert rc == 0, report
-    assert "2 kept, 0 broken" in report
+    assert "4 kept, 0 broken" in report
+
+
+def test_no_module_below_the_front_door_imports_the_package_root():
+    """`import accapp` (the front door: accapp/__init__.py imports the Python API, which imports the
+    service) from below it would draw an arrow back up; the version lives in a leaf (accapp/version.py)."""
+    wrong = []
+    for path, _ in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(a.name == "accapp" for a in node.names):
+                wrong.append(f"{path.relative_to(ROOT.parent)}: import accapp")
+            elif isinstance(node, ast.ImportFrom) and node.module == "accapp" and node.level == 0:
+                wrong += [f"{path.relative_to(ROOT.parent)}: from accapp import {a.name}" for a in node.names
+                          if not (ROOT / a.name).is_dir() and not (ROOT / f"{a.name}.py").is_file()]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_import_linter_catches_a_broken_contract(tmp_path):

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from accapp.errors import UserError
-from accapp.service.probe import probe_stage
+from accapp.service.probe import batched_stage, probe_stage
 
 
 def counted_state(smollm):
@@ -42,7 +42,7 @@ def test_concurrent_probe_stages_share_engine_calls(smollm, blimp):
     def visit(i, good, bad):
         gate.wait()
         try:
-            answers[i] = state.probe_stage(smollm.spec.id, good, bad, ["lp", "mean_lp"], True)
+            answers[i] = batched_stage(smollm.spec.id, good, bad, ["lp", "mean_lp"], True, state=state)
         except UserError as exc:
             answers[i] = exc
 
@@ -80,7 +80,7 @@ def test_visitors_probing_one_after_another_keep_sharing_engine_calls(smollm, bl
         gate.wait()
         for j in range(rounds):
             good, bad = pairs[k * rounds + j]
-            answers[k * rounds + j] = state.probe_stage(smollm.spec.id, good, bad, ["lp"], True)
+            answers[k * rounds + j] = batched_stage(smollm.spec.id, good, bad, ["lp"], True, state=state)
 
     threads = [threading.Thread(target=visitor, args=(k,)) for k in range(visitors)]
     for t in threads:

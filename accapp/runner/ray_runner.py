@@ -65,9 +65,7 @@ def connect(address: str | None = None):
         return ray, False
     kwargs = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address != "local" and (address or os.environ.get("RAY_ADDRESS")):
-        import accapp
-
-        kwargs["runtime_env"] = {"py_modules": [str(Path(accapp.__file__).parent)]}
+        kwargs["runtime_env"] = {"py_modules": [str(Path(__file__).resolve().parents[1])]}  # the accapp folder
     ray.init(address=address or None, **kwargs)
     return ray, True
 

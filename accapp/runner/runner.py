@@ -90,9 +90,9 @@ def _versions() -> dict:
     import torch
     import transformers
 
-    import accapp
+    from accapp.version import __version__
 
-    return {"accapp": accapp.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
+    return {"accapp": __version__, "torch": torch.__version__, "transformers": transformers.__version__,
             "python": platform.python_version(), "commit": _commit()}
 
 

@@ -57,7 +57,13 @@ INTERACTIVE, BACKGROUND = 0, 1  # priorities: probes and prompts; file steps
 BACKGROUND_WAIT_S = 0.5  # a file step waits this long for the model, then yields (Stop works meanwhile)
 # A file step that has waited this long goes in turn with the probes: a stream of probes slows a file, never stops it.
 FILE_MAX_WAIT_S = settings.number("ACCAPP_FILE_MAX_WAIT_S")
-QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (service.score_file.QUIET_STEP_S)
+QUIET_AFTER_S = 10.0  # no probe for this long: file steps may be longer (QUIET_STEP_S)
+STEP_S = settings.number("ACCAPP_FILE_STEP_S")  # the model time a file job's step aims at
+QUIET_STEP_S = settings.number("ACCAPP_FILE_QUIET_STEP_S")  # the same when no probe came for QUIET_AFTER_S
+
+
+class ModelBusy(Exception):
+    """A step could not have the model within its wait (interactive requests came first): yield, then retry."""
 # A file step starts only once no probe has used a model for this long (and none is in progress): between
 # two probes of a busy stream (a client's round trip) there is no room for a step to slip in.
 INTERACTIVE_GRACE_S = 0.2
@@ -269,17 +275,16 @@ class AppState:
                 self._interactive -= 1
                 self._last_interactive = time.monotonic()
 
-    def probe_stage(self, model_id: str, good: str, bad: str, methods, with_words: bool = False, context: str = ""):
-        """service.probe.probe_stage, batched: the stage joins the probes waiting for the same model;
-        whichever caller gets the model first scores up to PROBE_BATCH of them in one engine call.
-        Returns (PairResult, words or None, the word rule, where it ran: service.provenance.ran_on of
-        the engine that scored it)."""
-        from accapp.service.probe import probe_stages
+    def batched(self, model_id: str, fn, item):
+        """fn(engine, items) -> one answer per item (or the exception of that item), batched: the item
+        joins those waiting for the same model, and whichever caller gets the model first answers up to
+        PROBE_BATCH of them in one call. Returns (*its answer, where it ran: provenance.ran_on).
+        The probe's stages come this way (service.probe.batched_stage)."""
         from accapp.service.provenance import ran_on
 
         mine = concurrent.futures.Future()
         with self._lock:
-            self._waiting_probes.setdefault(model_id, []).append(((good, bad, methods, with_words, context), mine))
+            self._waiting_probes.setdefault(model_id, []).append((item, mine))
 
         def drain(engine):
             with self._lock:
@@ -288,7 +293,7 @@ class AppState:
             if not taken:
                 return
             try:
-                answers = gpu.run(probe_stages, engine, [item for item, _ in taken])
+                answers = gpu.run(fn, engine, [queued for queued, _ in taken])
             except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets it
                 for _, future in taken:
                     future.set_exception(exc)
@@ -318,8 +323,6 @@ class AppState:
     def step_target(self) -> float:
         """The model seconds a file step aims at now: short while probes come, longer when none
         came for QUIET_AFTER_S (fewer, larger steps lose less to splitting a pair's methods)."""
-        from accapp.service.score_file import QUIET_STEP_S, STEP_S
-
         return STEP_S if time.monotonic() - self._last_interactive < QUIET_AFTER_S else QUIET_STEP_S
 
     def background(self, model_id: str, fn, *args, wait: float = BACKGROUND_WAIT_S, waited: float = 0.0):
@@ -329,8 +332,6 @@ class AppState:
         A step starts only when no probe is in progress and none ended in the last INTERACTIVE_GRACE_S
         (any model: they share the model thread); one that has already ``waited`` FILE_MAX_WAIT_S
         seconds goes in turn with the probes."""
-        from accapp.service.score_file import ModelBusy
-
         priority = INTERACTIVE if waited >= FILE_MAX_WAIT_S else BACKGROUND
         deadline = time.monotonic() + wait
         while priority == BACKGROUND and (self._interactive or time.monotonic() - self._last_interactive < INTERACTIVE_GRACE_S):
@@ -348,8 +349,6 @@ class AppState:
     def model_slot(self, model_id: str, priority: int = INTERACTIVE, timeout: float | None = None, unless=None):
         """Hold one of the model's concurrency slots (ModelBusy after ``timeout`` seconds without
         one); yields True, or False without a slot once unless() is true."""
-        from accapp.service.score_file import ModelBusy
-
         slots = self._slot(model_id)
         if not slots.acquire(priority, timeout, unless):
             if unless is not None and unless():

@@ -224,6 +224,12 @@ def probe_stages(engine, items: list[tuple]) -> list:
     return out
 
 
+def batched_stage(model_id: str, good: str, bad: str, methods, with_words: bool = False, context: str = "", state=None):
+    """probe_stage through the app's host, batched with the other visitors' stages waiting for the same
+    model (AppState.batched): (PairResult, words or None, the word rule, where it ran)."""
+    return (state or get_state()).batched(model_id, probe_stages, (good, bad, methods, with_words, context))
+
+
 def merge(first: PairResult | None, more: PairResult) -> PairResult:
     """A pair's result with a later stage's judgments added (tokens from the first)."""
     if first is None:
@@ -421,7 +427,7 @@ def probe_api(model, good: str, bad: str, methods=None, context=None) -> dict:
     text both sentences follow (service/context.py)."""
     good, bad, regions = region.split_pair(good, bad)
     request = check_request(model, good, bad, methods or None, context=context)
-    result, words, rule, where = get_state().probe_stage(request.model_id, good, bad, request.methods, True,
+    result, words, rule, where = batched_stage(request.model_id, good, bad, request.methods, True,
                                                          request.context)
     rel = reliability_for(store_or_none(), request.model_id, good, bad, pair_meta(good, bad))
     out = dict(probe_json_full(request.model_id, request.spec, result, words, rel, [], rule, "bits"), ran_on=where)
@@ -496,7 +502,7 @@ def stages_as_they_finish(host, plan: dict, good: str, bad: str, go_on=lambda: T
             for k, (_, methods) in enumerate(plan[m]):
                 if stop.is_set() or not go_on():
                     break
-                answers.put((m, k, host.probe_stage(m, good, bad, methods, k == 0, context)))
+                answers.put((m, k, batched_stage(m, good, bad, methods, k == 0, context, state=host)))
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller
             answers.put((m, None, exc))
         finally:

@@ -91,7 +91,7 @@ def ran_on(engine) -> dict | None:
 
 def provenance(engine) -> dict:
     """The provenance record of results computed with this engine, now."""
-    import accapp
+    from accapp.version import __version__
 
     lm = engine.lm
     files = weight_files(lm)
@@ -108,7 +108,7 @@ def provenance(engine) -> dict:
         "gpu": describe_device(lm)["gpu"],
         "convention": engine.convention.id,
         "app": "Acceptability Explorer (accapp)",
-        "app_version": accapp.__version__,
+        "app_version": __version__,
         "torch_version": _version("torch"),
         "transformers_version": _version("transformers"),
         "python_version": platform.python_version(),

@@ -49,6 +49,7 @@ from accapp.methods import describe, parse_ids, pass_group_order, resolve
 from accapp.models import get_spec
 from accapp.schema import ENSEMBLE_METHODS, FLAG_IDENTICAL, normalised, pair_flag
 from accapp.service.gpu import model_call
+from accapp.service.host import QUIET_STEP_S, STEP_S, ModelBusy  # noqa: F401 - ModelBusy: the steps' name for it
 from accapp.service.messages import message_of
 from accapp.service.probe import majority, model_spec
 from accapp.service.provenance import provenance
@@ -56,10 +57,6 @@ from accapp.service.units import file_unit, round_percent
 
 MAX_ROWS = settings.integer("ACCAPP_UI_MAX_ROWS")
 MAX_UPLOAD_BYTES = min(MAX_FILE_BYTES, int(settings.number("ACCAPP_MAX_UPLOAD_MB") * 1024 * 1024))
-STEP_S = settings.number("ACCAPP_FILE_STEP_S")  # the model time one step aims at
-# ... and when no probe came for a while (the app's AppState.step_target): longer steps lose less to
-# splitting the methods, and the first probe to come waits for one of them at most.
-QUIET_STEP_S = settings.number("ACCAPP_FILE_QUIET_STEP_S")
 MAX_CHUNK = 32  # pairs in one step at most
 CHECK_ROWS = 256  # rows checked (tokenized) in one step
 LAYOUTS = ("wide", "long")  # wide: one row per input row (the default); long: one per pair x judgment
@@ -75,10 +72,6 @@ TOKEN_COLUMNS = ["row", "side", "unit", "index", "text", "start", "end", "tokens
 # project's (ties within the method's tolerance wrong, `ties` of them); left_out: pairs flagged "identical"
 SUMMARY_COLUMNS = ["phenomenon", "method", "pairs", "judgments", "ties", "correct", "accuracy_percent",
                    "accuracy_ties_wrong_percent", "left_out"]
-
-
-class ModelBusy(Exception):
-    """A step could not have the model within its wait (interactive requests came first): yield, then retry."""
 
 
 def direct(engine):
