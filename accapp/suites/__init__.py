@@ -1,0 +1,1 @@
+"""SyntaxGym test suites: reading, prediction formulas, region surprisals and evaluation."""
