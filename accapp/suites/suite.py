@@ -300,7 +300,8 @@ def read_suite(source, name: str | None = None) -> Suite:
     if not isinstance(meta, dict):
         raise UserError("The suite's 'meta' must be an object (name, metric, ...).")
     metric = meta.get("metric", METRIC)
-    if metric != METRIC:
+    # syntaxgym-core's "all" and a list of statistics include the sum, which is what is computed
+    if not (metric in (METRIC, "all") or (isinstance(metric, list) and METRIC in metric)):
         raise UserError(f"The suite asks for the region statistic {metric!r:.40}; only {METRIC!r} "
                         "(the sum of the region's surprisals) is supported.")
     suite_name = name or meta.get("name") or default or "suite"
