@@ -1,8 +1,10 @@
-"""Minimal-pair benchmarks: the built-in ones described once (BLiMP, CLiMP: :class:`Benchmark`), and
-loading them or any user file of pairs.
+"""Benchmarks: the built-in ones described once (accapp/data/benchmarks.json: :class:`Benchmark`),
+more from a descriptor file named by ACCAPP_BENCHMARKS, and loading them or any user file of pairs.
 
-Every loader returns one DataFrame with columns benchmark, paradigm, phenomenon, pair_id,
-good, bad: the same path for shipped benchmarks and user files.
+A benchmark has a shape (SHAPES): pairs and rated pairs load as one DataFrame with columns
+benchmark, paradigm, phenomenon, pair_id, good, bad (the same path for shipped benchmarks and user
+files; rated pairs add their ratings); labelled single sentences as benchmark, paradigm,
+phenomenon, sentence_id, sentence, label (1 acceptable, 0 not).
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from accapp import languages, settings
 from accapp.errors import UserError
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "benchmarks"
 DESCRIPTORS = Path(__file__).resolve().parent / "data" / "benchmarks.json"
 COLUMNS = ["benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad"]
+SENTENCE_COLUMNS = ["benchmark", "paradigm", "phenomenon", "sentence_id", "sentence", "label"]
 GOOD_ALIASES = ("good", "sentence_good", "grammatical", "acceptable")
 BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
 # Human judgments a file may carry (kept beside the pairs; accapp.analysis.ratings reads them): ratings
@@ -28,7 +32,6 @@ BAD_ALIASES = ("bad", "sentence_bad", "ungrammatical", "unacceptable")
 # forced choice that chose the good sentence, and who rated (z-scored within participants first).
 RATING_COLUMNS = ("rating_good", "rating_bad", "human_delta", "fc_good")
 PARTICIPANT_COLUMN = "participant"
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}  # the languages the app's benchmarks and models speak
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_ROWS = 100_000
 
@@ -41,9 +44,17 @@ class Benchmark:
 
     name: str  # the id results go under: "blimp"
     label: str  # how it reads on screen: "BLiMP"
-    language: str  # ISO 639-1: "en"
+    language: str  # ISO 639-1: "en" (a row of the language table, accapp/languages.py)
     citation: str  # paper, venue and licence, shown wherever its pairs or numbers are
     bibkey: str  # its entry in accapp/data/citations.bib
+    shape: str = "pairs"  # one of SHAPES
+    source: str = ""  # where its data was converted from: repository, path, commit
+    licence: str = ""  # the data's licence as its authors state it ("none stated" where they state none)
+    counts: dict = field(default_factory=dict)  # items, paradigms, phenomena of the shipped data
+    reference_counts: dict = field(default_factory=dict)  # items as a paper reports them, and where
+    phenomena_from: str = "source"  # "source": the release's own phenomenon per paradigm; "project": ours
+    data: str = ""  # its data file, relative to the descriptor file (default: assets/benchmarks/<name>.parquet)
+    home: str = ""  # the folder of the descriptor file it came from
     human: dict = field(default_factory=dict)  # kind (per_paradigm | overall), table or file, label, note
     published: dict = field(default_factory=dict)  # its own published tables (precomputed/published/<name>.parquet)
     attractors: dict = field(default_factory=dict)  # subject-verb agreement paradigm -> attractor type
@@ -54,14 +65,54 @@ class Benchmark:
         return self.phenomena.get(phenomenon) or str(phenomenon).replace("_", " ")
 
 
+    @property
+    def data_path(self) -> Path:
+        return Path(self.home) / self.data if self.data else ASSETS / f"{self.name}.parquet"
+
+
+# What a benchmark can be, and the columns its data file must have.
+SHAPES = {
+    "pairs": ("good", "bad"),
+    "rated_pairs": ("good", "bad"),  # with one or more of RATING_COLUMNS
+    "sentences": ("sentence", "label"),
+}
+
+
 def _read_descriptors(path: Path = DESCRIPTORS) -> dict[str, Benchmark]:
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return {name: Benchmark(name=name, **d) for name, d in raw.items() if not name.startswith("_")}
+    """The descriptors of a file ({id: descriptor}; its ``_languages`` rows join the language table)."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"Could not read the benchmark descriptor file {path}: {exc}.") from exc
+    languages.add(raw.get("_languages"))
+    out = {}
+    for name, d in raw.items():
+        if name.startswith("_"):
+            continue
+        try:
+            out[name] = Benchmark(name=name, home=str(path.parent), **d)
+        except TypeError as exc:
+            raise UserError(f"The descriptor of benchmark '{name}' in {path} does not fit: {exc}.") from exc
+        if out[name].shape not in SHAPES:
+            raise UserError(f"Benchmark '{name}' in {path} has shape '{out[name].shape}'; the shapes are "
+                            f"{', '.join(SHAPES)}.")
+    return out
 
 
-BUILTIN: dict[str, Benchmark] = _read_descriptors()
+def _all_descriptors() -> dict[str, Benchmark]:
+    """The built-in descriptors, then those of each file ACCAPP_BENCHMARKS lists (a built-in id is kept)."""
+    found = _read_descriptors()
+    for extra in settings.items("ACCAPP_BENCHMARKS"):
+        for name, b in _read_descriptors(extra).items():
+            found.setdefault(name, b)
+    return found
+
+
+BUILTIN: dict[str, Benchmark] = _all_descriptors()
 NAMES = tuple(BUILTIN)  # display order; the first is every benchmark choice's default
 CITATIONS = {name: b.citation for name, b in BUILTIN.items()}
+LANGUAGE_NAMES = languages.names()  # the languages of the table (and of the descriptor files read)
 
 
 def describe(name: str) -> Benchmark | None:
@@ -76,13 +127,42 @@ def label_of(name: str) -> str:
 
 
 def load_benchmark(name: str) -> pd.DataFrame:
-    """A built-in benchmark's name ('blimp', 'climp'), or a path to a CSV/JSONL file of pairs."""
+    """A built-in benchmark's id (NAMES), or a path to a CSV/JSONL file of pairs: its rows in the
+    columns of its shape (module doc)."""
     if name in BUILTIN:
-        return pd.read_parquet(ASSETS / f"{name}.parquet")
+        return _load_described(BUILTIN[name])
     path = Path(name)
     if not path.exists():
-        raise UserError(f"Unknown benchmark '{name}': use {', '.join(NAMES)} or the path of a CSV/JSONL file.")
+        raise UserError(f"Unknown benchmark '{name}': the known ones are {', '.join(NAMES)}; "
+                        "or give the path of a CSV/JSONL file of pairs.")
     return load_pairs_file(path)
+
+
+def shape_of(benchmark: str) -> str:
+    """A benchmark's shape: its descriptor's, "pairs" for a user's file."""
+    b = BUILTIN.get(benchmark)
+    return b.shape if b else "pairs"
+
+
+def _load_described(b: Benchmark) -> pd.DataFrame:
+    path = b.data_path
+    if not path.exists():
+        raise UserError(f"Benchmark '{b.name}' has no data file: {path} is missing.")
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else load_pairs_file(path)
+    need = SHAPES[b.shape]
+    if not set(need) <= set(df.columns):
+        raise UserError(f"Benchmark '{b.name}' is described as {b.shape} ({', '.join(need)}), but its data file "
+                        f"{path.name} has the columns {', '.join(map(str, df.columns))}.")
+    df["benchmark"] = b.name
+    if b.shape == "sentences":
+        for column, default in (("paradigm", "all"), ("phenomenon", "all")):
+            if column not in df:
+                df[column] = default
+        if "sentence_id" not in df:
+            df["sentence_id"] = [str(i) for i in range(len(df))]
+        df["label"] = pd.to_numeric(df["label"]).astype("int8")
+        return df[SENTENCE_COLUMNS + [c for c in df.columns if c not in SENTENCE_COLUMNS]]
+    return df
 
 
 def language_of(benchmark: str) -> str | None:
@@ -93,8 +173,7 @@ def language_of(benchmark: str) -> str | None:
 
 def language_name(benchmark: str) -> str:
     """A built-in benchmark's language in words ("English"); '' for a user's file."""
-    lang = language_of(benchmark)
-    return LANGUAGE_NAMES.get(lang, lang or "")
+    return languages.name(language_of(benchmark))
 
 
 def for_language(language: str) -> str:

@@ -12,9 +12,9 @@ deduplicates the requests of all methods and pairs, hands them to the scorer in 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from accapp import languages
 from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
 from accapp.methods.base import Context, MethodScore
@@ -26,7 +26,6 @@ from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
 from accapp.segment import group_records
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 MAX_CONTEXT_TOKENS = 256  # a context's tokens (a paragraph); its characters: scoring/context.MAX_CONTEXT_CHARS
 IN_TEMPLATE_SCOPES = ("whole", "sentence")  # in-template readout over the whole string or the sentence only
 
@@ -43,7 +42,8 @@ def word_rule(kind: str) -> str:
 
 
 def detect_language(*texts: str) -> str:
-    return "zh" if any(_CJK.search(t or "") for t in texts) else "en"
+    """The language of typed text, as the language table recognises it (accapp/languages.py)."""
+    return languages.detect(*(t or "" for t in texts))
 
 
 @dataclass
@@ -290,7 +290,7 @@ def unavailable_methods(engine: Engine) -> dict[str, str]:
     does not hold as one token (accapp.models.inspect: the answer written after the prompt)."""
     from accapp.models.inspect import written_after
 
-    ctx = engine.context(engine.language or "en")
+    ctx = engine.context(engine.language or languages.default())
     tokenizer = engine.lm.tokenizer
     out = {}
     for method in resolve(None, engine.kind):

@@ -89,6 +89,9 @@ SETTINGS: tuple[Setting, ...] = (
             default_text="`~/.cache/accapp`", group="paths"),
     Setting("ACCAPP_RESULTS_DIR", "path", None, "the results folder Explore and `report` read",
             default_text="`precomputed/results`", group="paths"),
+    Setting("ACCAPP_BENCHMARKS", "list", "", "benchmark descriptor files (JSON, as accapp/data/benchmarks.json) "
+            "read beside the built-in ones: comma-separated paths; each descriptor's data file is named relative to "
+            "its file", group="paths"),
     # ---- ZeroGPU (accapp/service/gpu.py)
     Setting("ACCAPP_SPACES", "flag", True, "`0`: never import the `spaces` package (ZeroGPU's), even where it is "
             "installed", group="gpu"),

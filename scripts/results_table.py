@@ -23,6 +23,7 @@ import pandas as pd  # noqa: E402
 
 from accapp.analysis.accuracy import method_summary  # noqa: E402
 from accapp.analysis.published import published_accuracy  # noqa: E402
+from accapp.benchmarks import BUILTIN, NAMES, label_of  # noqa: E402
 from accapp.store import Store  # noqa: E402
 
 ORDER = ["lp", "mean_lp", "pen_lp", "in_template_lp", "in_template_mean_lp", "in_template_pen_lp",
@@ -45,15 +46,22 @@ def headline(df: pd.DataFrame) -> pd.DataFrame:
     return df[~df.template.isin(["sd", "max"])]
 
 
+def benchmarks_run(runs: dict) -> list[str]:
+    """The built-in benchmarks the store has runs of, in the descriptor file's order."""
+    return [b for b in NAMES if any(bench == b for _, bench in runs)]
+
+
 def overall_table(store: Store, runs: dict) -> str:
     cols = list(runs)
-    lines = ["| method | " + " | ".join(f"{m} {b} (pairs)" for m, b in cols)
-             + " | Ide et al. BLiMP median [range] | Ide et al. CLiMP median [range] |",
-             "|---" * (len(cols) + 3) + "|"]
     pub = {}
-    for b in ("blimp", "climp"):
+    for b in benchmarks_run(runs):
         p = published_accuracy(store, b, "overall")
-        pub[b] = p[p.source.str.startswith("Ide") & p.template.isin(["mean", "-"])]
+        p = p[p.source.str.startswith("Ide") & p.template.isin(["mean", "-"])]
+        if len(p):
+            pub[b] = p
+    lines = ["| method | " + " | ".join(f"{m} {b} (pairs)" for m, b in cols)
+             + "".join(f" | Ide et al. {label_of(b)} median [range]" for b in pub) + " |",
+             "|---" * (len(cols) + len(pub) + 1) + "|"]
     methods = sorted({m for df in runs.values() for m in df.method}, key=lambda m: (m not in ORDER, ORDER.index(m) if m in ORDER else 0, m))
     for method in methods:
         cells = []
@@ -61,7 +69,7 @@ def overall_table(store: Store, runs: dict) -> str:
             h = headline(runs[key])
             row = h[(h.method == method) & (h.phenomenon == "overall")]
             cells.append(f"{_fmt(row.accuracy.iloc[0])} ({int(row.pairs.iloc[0])})" if len(row) else "")
-        for b in ("blimp", "climp"):
+        for b in pub:
             p = pub[b]
             p = p[p.method == method]
             cells.append(f"{p.accuracy.median():.1f} [{p.accuracy.min():.1f}-{p.accuracy.max():.1f}]" if len(p) else "")
@@ -79,9 +87,9 @@ def phenomenon_table(store: Store, runs: dict, benchmark: str, methods=("lp", "i
             sel = h[h.method == method]
             if len(sel):
                 rows.append((f"{model} {method}", dict(zip(sel.phenomenon, sel.accuracy))))
-    if benchmark == "blimp":
-        pub = pd.concat([published_accuracy(store, "blimp", level) for level in ("overall", "phenomenon")])
-        for who in ("gpt2_large", "human"):
+    if BUILTIN[benchmark].published.get("models"):  # the benchmark's own paper's models and humans
+        pub = pd.concat([published_accuracy(store, benchmark, level) for level in ("overall", "phenomenon")])
+        for who in (*BUILTIN[benchmark].published.get("model_ids", [])[-1:], "human"):  # its largest model
             sel = pub[pub.model == who]
             if len(sel):
                 rows.append((f"{who} (Warstadt et al. 2020)", dict(zip(sel.phenomenon, sel.accuracy))))
@@ -102,10 +110,10 @@ def main() -> int:
     runs = ours(store)
     print("## Overall accuracy (%), mean over paradigms\n")
     print(overall_table(store, runs))
-    for bench in ("blimp", "climp"):
+    for bench in benchmarks_run(runs):
         t = phenomenon_table(store, runs, bench)
         if t:
-            print(f"\n## {bench.upper()} by phenomenon (%)\n")
+            print(f"\n## {label_of(bench)} by phenomenon (%)\n")
             print(t)
     return 0
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_key_is_present_once_and_has_a_use():
     text = c.BIB_PATH.read_text(encoding="utf-8")
     entries = c.entries()
-    assert set(c.KEYS) == set(entries) and len(c.KEYS) == 9
+    assert set(c.KEYS) == set(entries) and len(c.KEYS) == 14
     for key in c.KEYS:
         assert len(re.findall(r"@\w+\{" + re.escape(key) + ",", text)) == 1, key
         assert len(entries[key].used_for) > 20, key
@@ -62,11 +62,15 @@ def test_no_unverified_identifiers():
                    "ide2025llmacceptability": "10.18653/v1/2025.naacl-long.380",
                    "kauf2023better": "10.18653/v1/2023.acl-short.80",
                    # both printed in Hu et al. 2025's references
-                   "sprouse2013li": "10.1016/j.lingua.2013.07.002", "tjuatja2025morcela": "10.18653/v1/2025.naacl-long.109"}
+                   "sprouse2013li": "10.1016/j.lingua.2013.07.002", "tjuatja2025morcela": "10.18653/v1/2025.naacl-long.109",
+                   # the datasets of Hu et al. 2025, each printed in its references
+                   "hu2020syntaxgym": "10.18653/v1/2020.acl-main.158", "song2022sling": "10.18653/v1/2022.emnlp-main.305",
+                   "warstadt2019cola": "10.1162/tacl_a_00290", "mccoy2025distilling": "10.1038/s41467-025-59957-y"}
     pages = {k: e.fields["pages"] for k, e in c.entries().items() if "pages" in e.fields}
     assert pages == {"hu2023prompting": "5040--5060", "xiang2021climp": "2784--2790",
                      "ide2025llmacceptability": "7416--7432", "kauf2023better": "925--935", "sprouse2013li": "219--248",
-                     "tjuatja2025morcela": "2173--2186"}
+                     "tjuatja2025morcela": "2173--2186", "song2022sling": "4606--4634", "hu2020syntaxgym": "1725--1744",
+                     "warstadt2019cola": "625--641", "mccoy2025distilling": "4676"}
 
 
 def test_about_and_the_bibtex_give_the_same_venue_pages_and_doi():

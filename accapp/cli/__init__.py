@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from accapp import settings
+from accapp import languages, settings
 from accapp.errors import UserError
 
 
@@ -25,7 +25,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
     p.add_argument("--quantization", default=None, choices=["nf4"], help="4-bit NF4 through bitsandbytes")
     p.add_argument("--methods", default="all", help="comma-separated method ids, or 'all'")
-    p.add_argument("--language", default=None, choices=["en", "zh"], help="template language (default: detected)")
+    p.add_argument("--language", default=None, choices=languages.codes(),
+                   help="template language, a code of the language table (default: detected)")
     p.add_argument("--in-template-scope", default="whole", choices=["whole", "sentence"],
                    help="in-template LP over the whole input string (the paper's choice) or the sentence only")
     p.add_argument("--batch-size", type=int, default=None,

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from accapp import settings
+from accapp import languages, settings
 from accapp.benchmarks import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
 from accapp.errors import UserError
 from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
@@ -153,7 +153,7 @@ def describe(engine, methods, language: str | None = None) -> dict:
     the method ids the model can run, their templates and sources, dtype, versions."""
     resolved = engine.resolve(methods)
     language = language or engine.language
-    ctx = engine.context(language or "en")
+    ctx = engine.context(language or languages.default())
     return {
         "model": engine.model_id, "language": language, "methods": [m.id for m in resolved],
         "templates": {m.id: m.templates(ctx) for m in resolved}, "template_sources": {m.id: m.source for m in resolved},

@@ -33,6 +33,12 @@ def topic_choices(pairs) -> list[tuple[str, str]]:
     return [(f"All topics ({len(pairs)})", ALL)] + [(f"{t} ({n})", t) for t, n in data.topic_counts(pairs)]
 
 
+def language_choices(pairs: list[dict]) -> list[tuple[str, str]]:
+    """The language filter: every language the gallery's pairs are in, in the language table's order."""
+    present = [code for code in data.LANGUAGES if any(p["language"] == code for p in pairs)]
+    return [("Both" if len(present) == 2 else "All", ALL)] + [(data.LANGUAGES[code], code) for code in present]
+
+
 def pair_choices(pairs) -> list[tuple[str, str]]:
     """One choice per pair: "3. acceptable sentence / *unacceptable sentence", by id."""
     return [(f"{i}. {p['good']}  /  *{p['bad']}", p["id"]) for i, p in enumerate(pairs, 1)]
@@ -146,7 +152,7 @@ def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
         "for a classroom, or send a pair to the Probe tab to see what a model makes of it."), elem_id="gallery-intro")
     with gr.Row():
         topic = gr.Dropdown(topic_choices(pairs), value=ALL, label="Topic", scale=3, elem_id="gallery-topic")
-        language = gr.Radio([("Both", ALL), ("English", "en"), ("Chinese", "zh")], value=ALL, label="Language",
+        language = gr.Radio(language_choices(pairs), value=ALL, label="Language",
                             scale=2, elem_id="gallery-language")
     with gr.Row(equal_height=True):
         pair = gr.Dropdown(pair_choices(pairs), value=pairs[0]["id"], label="Pair", scale=6, elem_id="gallery-pair")
