@@ -76,6 +76,7 @@ SHAPES = {
     "rated_pairs": ("good", "bad"),  # with one or more of RATING_COLUMNS
     "sentences": ("sentence", "label"),
 }
+PAIR_SHAPES = ("pairs", "rated_pairs")  # the shapes the runner scores pair by pair
 
 
 def _read_descriptors(path: Path = DESCRIPTORS) -> dict[str, Benchmark]:
@@ -148,7 +149,12 @@ def _load_described(b: Benchmark) -> pd.DataFrame:
     path = b.data_path
     if not path.exists():
         raise UserError(f"Benchmark '{b.name}' has no data file: {path} is missing.")
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else load_pairs_file(path)
+    if path.suffix == ".parquet":
+        df = pd.read_parquet(path)
+    elif b.shape in PAIR_SHAPES:
+        df = load_pairs_file(path)
+    else:  # labelled sentences in a CSV or JSONL file
+        df = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path, dtype=str)
     need = SHAPES[b.shape]
     if not set(need) <= set(df.columns):
         raise UserError(f"Benchmark '{b.name}' is described as {b.shape} ({', '.join(need)}), but its data file "

@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from accapp import languages, settings
-from accapp.benchmarks import CITATIONS, bench_name, language_of, load_benchmark, stratified_sample
+from accapp.benchmarks import (CITATIONS, PAIR_SHAPES, bench_name, label_of, language_of, load_benchmark, shape_of,
+                               stratified_sample)
 from accapp.errors import UserError
 from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS, duplicate_pairs, pair_flag
@@ -245,7 +246,11 @@ class BenchmarkRun:
         self.language = info["language"]
         self.templates = {m: info["templates"][m] for m in info["methods"]}
         self.on_unit = on_unit
-        sample = stratified_sample(load_benchmark(benchmark), per_paradigm, seed)
+        data = load_benchmark(benchmark)
+        if shape_of(benchmark) not in PAIR_SHAPES:
+            raise UserError(f"{label_of(benchmark)} is {shape_of(benchmark)}, not pairs: the runner scores minimal pairs "
+                            "only (scoring single sentences with the LP family is not written yet; docs/datasets.md).")
+        sample = stratified_sample(data, per_paradigm, seed)
         if paradigms:
             sample = sample[sample.paradigm.isin(paradigms)]
         # no pairs (identical sentences: flagged, left out of accuracy) and repeated pairs, counted
