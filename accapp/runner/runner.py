@@ -34,8 +34,7 @@ import numpy as np
 import pandas as pd
 
 from accapp import languages, settings
-from accapp.benchmarks import (CITATIONS, PAIR_SHAPES, bench_name, label_of, language_of, load_benchmark, shape_of,
-                               stratified_sample)
+from accapp.benchmarks import CITATIONS, PAIR_SHAPES, bench_name, label_of, language_of, load_benchmark, shape_of, stratified_sample
 from accapp.errors import UserError
 from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS, duplicate_pairs, pair_flag
@@ -478,6 +477,8 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
     import duckdb
 
     runs, out = Path(runs), Path(out)
+    if out.is_dir():
+        remove_stale_temps(out)  # a killed consolidation's half-written file, as in the run folder
     written = []
     for manifest_path in sorted(runs.glob("*/*/manifest.json")):
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

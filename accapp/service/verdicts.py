@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
-from accapp import languages
+from accapp.languages import name as language_name
 from accapp.methods import descriptors, headline_methods
 from accapp.methods.base import MethodScore
 from accapp.schema import IDENTICAL_WARNING, pair_flag
@@ -213,7 +213,7 @@ def warnings(good: str, bad: str, len_good: int, len_bad: int, languages, langua
         longer = "acceptable" if len_good > len_bad else "unacceptable"
         out.append(f"The {longer} sentence is {gap} tokens longer ({len_good} vs {len_bad}): LP and the other sums "
                    "favour shorter strings, so compare with MeanLP, PenLP or SLOR.")
-    lang = languages.name(language)
+    lang = language_name(language)
     if languages and language not in languages:
         out.append(f"This pair looks {lang}, a language this model was not made for ({', '.join(languages)}): "
                    "expect poor judgments.")
