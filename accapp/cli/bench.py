@@ -8,7 +8,9 @@ from pathlib import Path
 def cmd_bench(args) -> int:
     from accapp.cli import model_kind
     from accapp.methods import resolve
+    from accapp.runner.runner import check_scorable
 
+    check_scorable(args.benchmark)  # an unknown id or a shape the runner does not score, before a model loads
     models = [m.strip() for m in args.model.split(",") if m.strip()]
     for model in models:  # bad models or method ids fail before a model loads
         resolve(args.methods, model_kind(args, model))
@@ -133,7 +135,8 @@ def register(sub, add_model_args) -> None:
 
     p = sub.add_parser("bench", help="run methods over a benchmark (resumable; one file per unit)",
                        description="--model may list several models (a,b): they run one after another.")
-    p.add_argument("--benchmark", required=True, help=f"{', '.join(NAMES)}, or a CSV/JSONL file with good/bad columns")
+    p.add_argument("--benchmark", required=True, help=f"{', '.join(NAMES)} (or more from ACCAPP_BENCHMARKS), or a "
+                   "CSV/JSONL file with good/bad columns")
     p.add_argument("--per-paradigm", type=int, default=None, help="stratified sample of N pairs per paradigm (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs", help="results folder (units + manifest)")

@@ -148,6 +148,16 @@ class BlockResult:
     pid: int = 0  # the process that scored it
 
 
+def check_scorable(benchmark: str) -> None:
+    """UserError, before any model loads, for a benchmark the runner cannot score: an unknown id, or a
+    shape other than pairs."""
+    if bench_name(benchmark) == benchmark and not Path(benchmark).exists():
+        load_benchmark(benchmark)  # an unknown id: one sentence listing the known ones
+    if shape_of(benchmark) not in PAIR_SHAPES:
+        raise UserError(f"{label_of(benchmark)} is {shape_of(benchmark)}, not pairs: the runner scores minimal pairs "
+                        "only (scoring single sentences with the LP family is not written yet; docs/datasets.md).")
+
+
 def describe(engine, methods, language: str | None = None) -> dict:
     """What a run needs to know of its engine and methods, and its manifest says: the model,
     the method ids the model can run, their templates and sources, dtype, versions."""
@@ -245,11 +255,8 @@ class BenchmarkRun:
         self.language = info["language"]
         self.templates = {m: info["templates"][m] for m in info["methods"]}
         self.on_unit = on_unit
-        data = load_benchmark(benchmark)
-        if shape_of(benchmark) not in PAIR_SHAPES:
-            raise UserError(f"{label_of(benchmark)} is {shape_of(benchmark)}, not pairs: the runner scores minimal pairs "
-                            "only (scoring single sentences with the LP family is not written yet; docs/datasets.md).")
-        sample = stratified_sample(data, per_paradigm, seed)
+        check_scorable(benchmark)
+        sample = stratified_sample(load_benchmark(benchmark), per_paradigm, seed)
         if paradigms:
             sample = sample[sample.paradigm.isin(paradigms)]
         # no pairs (identical sentences: flagged, left out of accuracy) and repeated pairs, counted
