@@ -114,3 +114,22 @@ def test_the_runner_refuses_single_sentences_in_one_sentence(tmp_path):
     sentences = next(n for n in NAMES if BUILTIN[n].shape == "sentences")
     with pytest.raises(UserError, match="not pairs: the runner scores minimal pairs only"):
         BenchmarkRun(tmp_path, sentences, info, progress=False)
+
+
+@pytest.fixture(scope="module")
+def gpt2_folder(tmp_path_factory) -> Path:
+    from tests import any_models as am
+
+    return am.gpt2_folder(tmp_path_factory.mktemp("datasets-model"))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if SHIPPED[n].get("shape", "pairs") != "sentences"])
+def test_bench_takes_every_pair_id(name, gpt2_folder, tmp_path):
+    """`bench --benchmark ID` on a tiny random model: one pair of one paradigm, under the id's name."""
+    from tests.cli_in_process import run_cli
+
+    paradigm = sorted(set(pd.read_parquet(BUILTIN[name].data_path, columns=["paradigm"]).paradigm))[0]
+    out = run_cli("bench", "--model", gpt2_folder, "--benchmark", name, "--methods", "lp", "--per-paradigm", 1,
+                  "--paradigms", paradigm, "--out", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f" {name}: " in out.stdout and "1 pairs" in out.stdout
