@@ -22,12 +22,14 @@ ALLOWED = {
     "methods": {"models", "scoring"},
     "engine": {"models", "scoring", "methods"},
     "store": set(),
-    "analysis": {"store"},
+    "analysis": {"store", "suites"},  # suites: the shipped suites' circuits and published accuracies
     # Above service: a Ray worker gets its engine from the model host, as the app and the API do.
-    "runner": {"models", "scoring", "methods", "engine", "service"},
+    "runner": {"models", "scoring", "methods", "engine", "service", "suites"},
     "service": {"models", "methods", "engine", "store", "analysis"},  # not runner: the benchmarks are a leaf
     "public": {"models", "methods", "engine", "service"},  # engines from the model host
-    "cli": {"models", "methods", "engine", "runner", "analysis", "store"},
+    "cli": {"models", "methods", "engine", "runner", "analysis", "store", "suites"},
+    # SyntaxGym test suites: reading, formulas, region surprisals from the scoring layer's word probabilities
+    "suites": {"scoring"},
     # The UI shows what the service hands it (issue 33): models, engines, the runner, the store and the
     # analyses only through service/ (the host, the catalog, Explore's view model).
     "ui": {"methods", "service"},

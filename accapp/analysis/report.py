@@ -112,7 +112,7 @@ def register(sub, add_model_args=None) -> None:
 
     """Add `report` to the CLI's sub-parsers (the model options of other commands are not needed here)."""
     p = sub.add_parser("report", help="accuracy of every method of a benchmark run, from precomputed results")
-    p.add_argument("--benchmark", required=True, help=f"{', '.join(NAMES)}, or a user file's name")
+    p.add_argument("--benchmark", default=None, help=f"{', '.join(NAMES)}, or a user file's name (or --suites)")
     p.add_argument("--model", default=None, help="model id of the run (default: the only one with results)")
     p.add_argument("--format", default="table", choices=["table", "json"])
     p.add_argument("--results", default=None,

@@ -209,8 +209,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _extra_commands():
-    """Sub-commands that live beside what they run: bench and consolidate, report."""
+    """Sub-commands that live beside what they run: bench and consolidate, report; then the suites'
+    options of bench and report (cli/suites.py)."""
     from accapp.analysis import report
-    from accapp.cli import bench
+    from accapp.cli import bench, suites
 
-    return [bench.register, report.register]
+    return [bench.register, report.register, suites.register]

@@ -135,7 +135,7 @@ def register(sub, add_model_args) -> None:
 
     p = sub.add_parser("bench", help="run methods over a benchmark (resumable; one file per unit)",
                        description="--model may list several models (a,b): they run one after another.")
-    p.add_argument("--benchmark", required=True, help=f"{', '.join(NAMES)} (or more from ACCAPP_BENCHMARKS), or a "
+    p.add_argument("--benchmark", default=None, help=f"{', '.join(NAMES)} (or more from ACCAPP_BENCHMARKS), or a "
                    "CSV/JSONL file with good/bad columns")
     p.add_argument("--per-paradigm", type=int, default=None, help="stratified sample of N pairs per paradigm (default: all)")
     p.add_argument("--seed", type=int, default=0)
