@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from accapp import languages, settings
-from accapp.errors import UserError
+from accapp.errors import UserError, shown
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "benchmarks"
 DESCRIPTORS = Path(__file__).resolve().parent / "data" / "benchmarks.json"
@@ -325,9 +325,19 @@ def _csv_records(text: str, sep: str, max_rows: int) -> tuple[list[dict], dict[i
     sep = delimiter(head, sep)
     if len(head) > MAX_HEADER_CHARS:
         raise UserError(f"The header line is {len(head):,} characters long; the limit is {MAX_HEADER_CHARS:,}.")
-    width = len(next(csv.reader([head], delimiter=sep), []))
+    names = [h.strip().lower() for h in next(csv.reader([head], delimiter=sep), [])]
+    width = len(names)
     if width > MAX_COLUMNS:
         raise UserError(f"The header has {width:,} columns; the limit is {MAX_COLUMNS}. Keep good, bad and a few others.")
+    twice = next((n for n in names if n and names.count(n) > 1), None)
+    if twice is not None:  # a reader would keep one of the two silently
+        at = [i + 1 for i, n in enumerate(names) if n == twice]
+        raise UserError(f"The header names the column '{shown(twice)}' {len(at)} times (columns "
+                        f"{', '.join(map(str, at))}): keep one.")
+    one_line = first < 0 or not text[first + len(ending):].strip()
+    if one_line and not set(names) & set(GOOD_ALIASES):  # one line and no header: it is a pair, not column names
+        raise UserError("The file has one line and no header: its first line must name the columns (good and bad, "
+                        "or sentence_good and sentence_bad), with one pair on each line after it.")
     long_lines: set[int] = set()
     # The csv module ends a row at any CR or LF; other breaks than the file's ending stand in for
     # characters the file lacks while it parses, and are put back in each cell after.

@@ -184,3 +184,53 @@ def markdown_table(groups: tuple[str, ...] = ("app", "models", "gpu", "paths", "
 
 if __name__ == "__main__":
     print(markdown_table())
+
+
+# ---- other programs' variables, read here too: one home, one rule each
+TRUE_WORDS = ("1", "true", "yes", "on")  # huggingface_hub's rule for its flags (any case)
+
+
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE is set (huggingface_hub's own switch): never try the hub."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in TRUE_WORDS
+
+
+def hf_token() -> str | None:
+    """HF_TOKEN, where huggingface_hub's token store has none."""
+    return os.environ.get("HF_TOKEN") or None
+
+
+def gradio_temp_dir() -> str:
+    """GRADIO_TEMP_DIR: Gradio's upload and cache folder ('' when unset)."""
+    return os.environ.get("GRADIO_TEMP_DIR", "").strip()
+
+
+def set_gradio_temp_dir(folder: str) -> None:
+    """Point Gradio (and this app's temporary files) at `folder`."""
+    os.environ["GRADIO_TEMP_DIR"] = folder
+
+
+def server_address() -> tuple[str, int]:
+    """Where the app listens: GRADIO_SERVER_NAME (127.0.0.1) and PORT, else GRADIO_SERVER_PORT (7860)."""
+    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    return host, int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
+
+
+def ray_address() -> str:
+    """RAY_ADDRESS: the Ray cluster to join ('' when unset)."""
+    return os.environ.get("RAY_ADDRESS", "").strip()
+
+
+def switch_default(name: str, value: str) -> None:
+    """Set a library's process-wide switch (an environment variable it reads) unless the user set it."""
+    os.environ.setdefault(name, value)
+
+
+def switch_set(name: str, value: str | None) -> str | None:
+    """Set (or, with None, remove) a library's switch; returns the value it had, to put back."""
+    before = os.environ.get(name)
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+    return before

@@ -40,7 +40,7 @@ def climp():
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):
     """One `python app.py` for the whole session, shared by every browser and API test that can
-    share its settings (issue 33, part 4): the defaults (the `spaces` package imported where it is
+    share its settings: the defaults (the `spaces` package imported where it is
     installed, as on a Space) and the shipped results in precomputed/. Servers with other settings
     start their own: tests/test_limits.py (a memory budget and upload limits, a tmpfs),
     tests/test_app_api.py's second way (ACCAPP_SPACES=0, read at start), tests/test_app_browser.py
@@ -58,6 +58,7 @@ def app_server(tmp_path_factory):
     m = re.search(r"\[accapp\] uploads and result files go to (\S+)", srv.log_tail(None))
     assert m and srv.proc.returncode == 0, srv.log_tail()
     assert not Path(m.group(1)).exists()  # uploads and result files removed when the app stopped
+    assert "nanobind: leaked" not in srv.log_tail(None)  # DuckDB's connection closed before the interpreter went
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""An idle app stays idle (accapp/service/idle.py): Gradio's queue polled its empty queue every
+"""An idle app stays idle (accapp/ui/gradio_internals.py): Gradio's queue polled its empty queue every
 millisecond, 9 % of a core for an app nobody used; the app sets it to EVENT_POLL_S. The effect, an
 idle server's CPU, is measured by bench/idle_cpu.py (docs/performance.md, "An idle app")."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from accapp.service import idle
+from accapp.ui import gradio_internals as idle
 
 
 def _queued_blocks() -> gr.Blocks:
@@ -36,4 +36,4 @@ def test_the_app_sets_it_where_it_starts_the_queue():
 
     source = (Path(__file__).resolve().parents[1] / "accapp" / "ui" / "app.py").read_text(encoding="utf-8")
     queue_at = source.index("demo.queue(")
-    assert source.index("idle.calm_queue_polling(demo)", queue_at) < source.index("demo.launch(", queue_at)
+    assert source.index("gradio_internals.calm_queue_polling(demo)", queue_at) < source.index("demo.launch(", queue_at)

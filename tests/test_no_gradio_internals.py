@@ -1,8 +1,8 @@
-"""No file outside accapp/service/ uses a Gradio private attribute (issue 33): the app's scheduling
-is its own (accapp.service.file_jobs), not read out of Gradio's queue. Two checks: the names of
-Gradio's queue internals the app once read, as text, anywhere outside service/; and any private
-attribute (``x._name``, ``getattr(x, "_name")``) that accapp does not define itself, in ui/ and in
-every other module that imports Gradio (where Gradio's objects are in hand)."""
+"""One adapter, accapp/ui/gradio_internals.py, reads Gradio's private parts; no other file does: the
+app's scheduling is its own (accapp.service.file_jobs), not read out of Gradio's queue. Two checks:
+the names of Gradio's queue internals the app once read, as text, anywhere but the adapter; and any
+private attribute (``x._name``, ``getattr(x, "_name")``) that accapp does not define itself, in ui/
+and in every other module that imports Gradio (where Gradio's objects are in hand)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,12 @@ GRADIO_INTERNALS = re.compile(r"\._queue\b|\._id\b|event_queue_per_concurrency_i
                               r"|\.blocks_config\b|_drop_run_streams|process_time_per_fn")
 
 
+ADAPTER = ROOT / "ui" / "gradio_internals.py"
+
+
 def _outside_service():
-    return [p for p in sorted(ROOT.rglob("*.py")) if p.relative_to(ROOT).parts[0] != "service"]
+    """Every module but the adapter."""
+    return [p for p in sorted(ROOT.rglob("*.py")) if p != ADAPTER]
 
 
 def _private(name) -> bool:
@@ -75,7 +79,7 @@ def private_uses(path: Path, ours: set[str]) -> list[str]:
 def test_no_gradio_internals_outside_the_service():
     found = [f"{p.relative_to(ROOT.parent)}:{n}: {line.strip()}" for p in _outside_service()
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1) if GRADIO_INTERNALS.search(line)]
-    assert not found, "Gradio's internals used outside accapp/service/:\n" + "\n".join(found)
+    assert not found, "Gradio's internals used outside accapp/ui/gradio_internals.py:\n" + "\n".join(found)
 
 
 def test_no_private_attribute_of_gradio_outside_the_service():
@@ -83,11 +87,11 @@ def test_no_private_attribute_of_gradio_outside_the_service():
     checked = [p for p in _outside_service() if _gradio_side(p)]
     assert len(checked) >= 10  # every tab's module at least
     found = [f for p in checked for f in private_uses(p, ours)]
-    assert not found, "private attributes accapp does not define, outside accapp/service/:\n" + "\n".join(found)
+    assert not found, "private attributes accapp does not define, outside accapp/ui/gradio_internals.py:\n" + "\n".join(found)
 
 
 def test_the_checks_see_what_the_old_queue_view_did(tmp_path):
-    """The checks catch the reads ui/queues.py made of Gradio 6's queue before issue 33."""
+    """The checks catch the reads an old ui/queues.py made of Gradio 6's queue."""
     old = tmp_path / "queues.py"
     old.write_text("import gradio as gr\n\n\ndef file_jobs(blocks):\n    queue = getattr(blocks, '_queue', None)\n"
                    "    waiting = queue.event_queue_per_concurrency_id.get('file')\n"

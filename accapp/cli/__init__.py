@@ -7,7 +7,7 @@ import json
 import sys
 
 from accapp import languages, settings
-from accapp.errors import UserError
+from accapp.errors import UserError, shown
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -104,7 +104,7 @@ def max_memory_of(args) -> int:
     try:
         return parse_bytes(value)
     except ValueError as exc:
-        raise UserError(f"--max-memory '{value}' is not a size; write it as 16GB, 1500MB or bytes.") from exc
+        raise UserError(f"--max-memory '{shown(value)}' is not a size; write it as 16GB, 1500MB or bytes.") from exc
 
 
 def model_kind(args, model: str | None = None) -> str:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from accapp import settings
-from accapp.errors import UserError
+from accapp.errors import UserError, shown
 
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -101,4 +101,4 @@ def get_spec(model_id: str) -> ModelSpec:
 
         return resolve_model(model_id.strip())
     known = ", ".join(sorted(specs) + extra_models())
-    raise UserError(f"Unknown model '{model_id}'. Known models: {known}.")
+    raise UserError(f"Unknown model '{shown(model_id)}'. Known models: {known}.")

@@ -4,10 +4,11 @@ needs a GPU only where there is one; a gated model only with a token (``HF_TOKEN
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 from functools import lru_cache
+
+from accapp import settings
 
 HUB_HOST = ("huggingface.co", 443)
 HUB_CHECK_SECONDS = 2.0  # the most a model list waits to learn that the hub is unreachable
@@ -17,7 +18,7 @@ HUB_CHECK_SECONDS = 2.0  # the most a model list waits to learn that the hub is 
 def hub_reachable() -> bool:
     """True when a TCP connection to the hub opens within HUB_CHECK_SECONDS (DNS included);
     False at once under HF_HUB_OFFLINE=1."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("1", "true", "True", "YES", "yes"):
+    if settings.hub_offline():
         return False
     ok: list[bool] = []
 
@@ -58,7 +59,7 @@ def has_token() -> bool:
 
         return bool(get_token())
     except Exception:  # noqa: BLE001 - no token store: no token
-        return bool(os.environ.get("HF_TOKEN"))
+        return bool(settings.hf_token())
 
 
 def availability(spec) -> tuple[bool, str]:

@@ -7,13 +7,14 @@ small (docs/performance.md) but free: every score is identical.
 
 from __future__ import annotations
 
-import os
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
 from transformers.activations import SiLUActivation
+
+from accapp import settings
 
 GQA_SWITCH = "TRANSFORMERS_SDPA_FORCE_GQA"
 
@@ -29,7 +30,7 @@ def share_kv_heads_in_sdpa() -> None:
     fused kernels need that); the CPU kernel takes them as they are (enable_gqa). transformers
     reads this switch on every attention call, so it is process-wide; a value the user set wins.
     """
-    os.environ.setdefault(GQA_SWITCH, "1")
+    settings.switch_default(GQA_SWITCH, "1")
 
 
 def is_silu(act: torch.nn.Module) -> bool:
@@ -72,14 +73,10 @@ def without_cpu_speedups(model: torch.nn.Module) -> Iterator[int]:
         if module.__dict__.get("forward") is not None:
             del module.forward
             undone += 1
-    before = os.environ.get(GQA_SWITCH)
-    os.environ[GQA_SWITCH] = "0"
+    before = settings.switch_set(GQA_SWITCH, "0")
     try:
         yield undone
     finally:
-        if before is None:
-            del os.environ[GQA_SWITCH]
-        else:
-            os.environ[GQA_SWITCH] = before
+        settings.switch_set(GQA_SWITCH, before)
         if undone:
             speed_up_on_cpu(model)

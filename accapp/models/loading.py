@@ -14,19 +14,17 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
-import os
 import shutil
-import socket
 import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import torch
 
 from accapp import settings
-from accapp.errors import UserError
+from accapp.errors import UserError, shown
 from accapp.models import ModelSpec, remember
+from accapp.models.availability import hub_reachable
 from accapp.models.cpu_speedups import speed_up_on_cpu
 from accapp.models.device import pick_device
 from accapp.models.gguf_reading import fast_gguf_reading
@@ -125,18 +123,6 @@ def _build_copy(spec: ModelSpec, target: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-@lru_cache(maxsize=1)  # one answer per process
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """One quick TCP check, so an offline machine fails in seconds, not after minutes of retries."""
-    if os.environ.get("HF_HUB_OFFLINE") == "1":
-        return False
-    try:
-        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
-        return True
-    except OSError:
-        return False
-
-
 def hub_kwargs(spec: ModelSpec) -> dict:
     """Offline, a hub model can still load from the local Hugging Face cache; a revision as given."""
     if spec.source["type"] != "hub":
@@ -175,7 +161,7 @@ def hf_token() -> str | None:
 
         return get_token()
     except Exception:  # noqa: BLE001 - no token store: no token
-        return os.environ.get("HF_TOKEN") or None
+        return settings.hf_token()
 
 
 def gated_message(spec: ModelSpec, problem: str = "is not set") -> str:
@@ -199,7 +185,7 @@ def _quantization_config(quantization: str | None):
     if quantization is None:
         return None
     if quantization != "nf4":
-        raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
+        raise UserError(f"Unknown quantization '{shown(quantization)}'. Choose: nf4.")
     from transformers import BitsAndBytesConfig
 
     return BitsAndBytesConfig(
@@ -280,9 +266,9 @@ def load_model(
     tokenizer. Bad options and bad models raise UserError before any weight loads."""
     spec = model if isinstance(model, ModelSpec) else resolve_model(model, trust_remote_code)
     if dtype not in DTYPES:
-        raise UserError(f"Unknown dtype '{dtype}'. Choose one of: {', '.join(DTYPES)}.")
+        raise UserError(f"Unknown dtype '{shown(dtype)}'. Choose one of: {', '.join(DTYPES)}.")
     if quantization not in QUANTIZATIONS:
-        raise UserError(f"Unknown quantization '{quantization}'. Choose: nf4.")
+        raise UserError(f"Unknown quantization '{shown(quantization)}'. Choose: nf4.")
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     device = pick_device(device)

@@ -17,7 +17,7 @@ import re
 import shutil
 from pathlib import Path
 
-from accapp.errors import UserError
+from accapp.errors import MAX_MODEL_CHARS, UserError, shown
 from accapp.models import ModelSpec, registry, remember
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*(@[\w./-]+)?$")
@@ -35,13 +35,17 @@ def model_form(text: str) -> str:
     if text in registry():
         return "registry"
     path = Path(text).expanduser()
-    if text.startswith(("/", "./", "../", "~", ".\\")) and not path.exists():
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except (OSError, ValueError):  # a name the file system cannot hold (too long, a NUL): no such path
+        exists = is_dir = False
+    if text.startswith(("/", "./", "../", "~", ".\\")) and not exists:
         return "missing"
     if path.suffix.lower() == ".gguf":
         return "gguf"
-    if path.is_dir():
+    if is_dir:
         return "folder"
-    if HUB_ID.match(text) and not path.exists():
+    if HUB_ID.match(text) and not exists:
         return "hub"
     return "unknown"
 
@@ -55,7 +59,7 @@ def kind_of(config: dict, where: str) -> str:
     model_type = str(config.get("model_type") or "")
     found = ", ".join(architectures) or f"model_type '{model_type or 'none'}'"
     if config.get("is_encoder_decoder"):
-        raise UserError(f"'{where}' is an encoder-decoder model ({found}); only causal and masked language models "
+        raise UserError(f"'{shown(where)}' is an encoder-decoder model ({found}); only causal and masked language models "
                         "can score sentences here.")
     for arch in architectures:
         if arch.endswith(CAUSAL_SUFFIXES):
@@ -67,13 +71,13 @@ def kind_of(config: dict, where: str) -> str:
     if architectures:
         what = "a classifier" if any(a.endswith(CLASSIFIER_SUFFIXES) for a in architectures) else \
             "not a language model with a head that predicts tokens"
-        raise UserError(f"'{where}' is {what} ({found}); only causal and masked language models can score "
+        raise UserError(f"'{shown(where)}' is {what} ({found}); only causal and masked language models can score "
                         "sentences here.")
     if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not config.get("is_decoder"):
         return "masked"
     if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         return "causal"
-    raise UserError(f"'{where}' has a config with no architecture transformers knows ({found}); only causal and "
+    raise UserError(f"'{shown(where)}' has a config with no architecture transformers knows ({found}); only causal and "
                     "masked language models can score sentences here.")
 
 
@@ -85,20 +89,20 @@ def _read_json(path: Path, where: str) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise UserError(f"'{where}' has a config.json that cannot be read ({exc}).") from exc
+        raise UserError(f"'{shown(where)}' has a config.json that cannot be read ({exc}).") from exc
     if not isinstance(data, dict):
-        raise UserError(f"'{where}' has a config.json that is not a JSON object.")
+        raise UserError(f"'{shown(where)}' has a config.json that is not a JSON object.")
     return data
 
 
 def folder_config(text: str) -> dict:
     folder = Path(text).expanduser()
     if not (folder / "config.json").is_file():
-        raise UserError(f"The folder '{text}' holds no config.json, so it is not a model folder "
+        raise UserError(f"The folder '{shown(text)}' holds no config.json, so it is not a model folder "
                         "(save one with save_pretrained).")
     config = _read_json(folder / "config.json", text)
     if not has_weights(folder):
-        raise UserError(f"The folder '{text}' holds a config.json but no weights (no .safetensors or .bin file).")
+        raise UserError(f"The folder '{shown(text)}' holds a config.json but no weights (no .safetensors or .bin file).")
     return config
 
 
@@ -113,7 +117,7 @@ def gguf_auto_config(text: str, trust_remote_code: bool = False):
     tokenizer string (seconds for a 49k vocabulary), and the loader passes this to from_pretrained."""
     path = Path(text).expanduser()
     if not path.is_file():
-        raise UserError(f"The GGUF file '{text}' does not exist.")
+        raise UserError(f"The GGUF file '{shown(text)}' does not exist.")
     stat = path.stat()
     return copy.deepcopy(_read_gguf_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size, trust_remote_code))
 
@@ -129,7 +133,7 @@ def _read_gguf_config(path: str, mtime_ns: int, size: int, trust_remote_code: bo
     try:
         return AutoConfig.from_pretrained(str(where.parent), gguf_file=where.name, trust_remote_code=trust_remote_code)
     except Exception as exc:  # noqa: BLE001 - a file transformers cannot read: one sentence
-        raise UserError(f"'{path}' cannot be read as a GGUF model by transformers ({str(exc).splitlines()[0]}).") from exc
+        raise UserError(f"'{shown(path)}' cannot be read as a GGUF model by transformers ({str(exc).splitlines()[0]}).") from exc
 
 
 def split_revision(text: str) -> tuple[str, str]:
@@ -175,15 +179,15 @@ def hub_failure(text: str, exc: Exception) -> str:
 
     name = type(exc).__name__
     if not hub_reachable() or name in ("LocalEntryNotFoundError", "OfflineModeIsEnabled"):
-        return (f"'{text}' is not in the local Hugging Face cache and the hub cannot be reached from here "
+        return (f"'{shown(text)}' is not in the local Hugging Face cache and the hub cannot be reached from here "
                 "(offline, or HF_HUB_OFFLINE=1); download it where there is a network, or give a local folder or .gguf file.")
     if name in ("RepositoryNotFoundError", "GatedRepoError"):
-        return f"'{text}' is not a model this machine may download from the Hugging Face hub (not found, private or gated)."
+        return f"'{shown(text)}' is not a model this machine may download from the Hugging Face hub (not found, private or gated)."
     if name == "RevisionNotFoundError":
-        return f"'{text}': the hub has no such revision."
+        return f"'{shown(text)}': the hub has no such revision."
     if name == "EntryNotFoundError":
-        return f"'{text}' has no config.json on the hub, so it is not a transformers model."
-    return f"'{text}' could not be fetched from the Hugging Face hub ({name})."
+        return f"'{shown(text)}' has no config.json on the hub, so it is not a transformers model."
+    return f"'{shown(text)}' could not be fetched from the Hugging Face hub ({name})."
 
 
 def registry_by_hub_id(repo: str) -> ModelSpec | None:
@@ -207,15 +211,18 @@ def resolve_model(text: str, trust_remote_code: bool = False) -> ModelSpec:
     if not isinstance(text, str) or not text.strip():
         raise UserError("No model given: name a registry id, a hub id (org/name), a folder or a .gguf file.")
     given = text.strip()
+    if len(given) > MAX_MODEL_CHARS:
+        raise UserError(f"The model '{shown(given)}' is {len(given):,} characters long; a registry id, hub id, folder "
+                        f"or .gguf path is at most {MAX_MODEL_CHARS:,}.")
     given = given.rstrip("/") if len(given) > 1 else given
     form = model_form(given)
     if form == "registry":
         return registry()[given]
     if form == "missing":
-        raise UserError(f"No folder or file at '{given}': a model folder holds config.json, weights and a tokenizer.")
+        raise UserError(f"No folder or file at '{shown(given)}': a model folder holds config.json, weights and a tokenizer.")
     if form == "unknown":
         known = ", ".join(sorted(registry()))
-        raise UserError(f"Unknown model '{given}': not a registry id ({known}), an existing folder, a .gguf file "
+        raise UserError(f"Unknown model '{shown(given)}': not a registry id ({known}), an existing folder, a .gguf file "
                         "or a hub id of the form org/name.")
     if form == "folder":
         config, source = folder_config(given), {"type": "local", "path": str(Path(given).expanduser().resolve())}
@@ -232,7 +239,7 @@ def spec_from_config(config: dict, given: str, source: dict | None = None, name:
     come when its tokenizer loads). Remote code must be asked for; a config that is not a causal or
     masked LM is refused."""
     if config.get("auto_map") and not trust_remote_code:
-        raise UserError(f"'{given}' ships its own model code (auto_map in its config); load it only if you trust it, "
+        raise UserError(f"'{shown(given)}' ships its own model code (auto_map in its config); load it only if you trust it, "
                         "with --trust-remote-code (command line) or trust_remote_code=True (Python).")
     kind = kind_of(config, given)
     source = source or {"type": "hub"}

@@ -32,6 +32,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+from accapp import settings
 from accapp.benchmarks import bench_name, language_of
 from accapp.errors import UserError
 from accapp.runner.runner import BenchmarkRun, Block, BlockResult, default_block_size, describe, score_block
@@ -64,7 +65,7 @@ def connect(address: str | None = None):
     if ray.is_initialized():
         return ray, False
     kwargs = {"log_to_driver": False, "logging_level": logging.WARNING}
-    if address != "local" and (address or os.environ.get("RAY_ADDRESS")):
+    if address != "local" and (address or settings.ray_address()):
         kwargs["runtime_env"] = {"py_modules": [str(Path(__file__).resolve().parents[1])]}  # the accapp folder
     ray.init(address=address or None, **kwargs)
     return ray, True

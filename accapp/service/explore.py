@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from accapp import analysis as A
+from accapp import settings
 from accapp.analysis import hu_levy as H
 from accapp.analysis import intervals as CI
 from accapp.benchmarks import NAMES, describe, label_of  # noqa: F401 - label_of: the tab's benchmark names
@@ -213,7 +214,7 @@ def template_cell(template, view: str) -> str:
 # ------------------------------------------------------------------------------------ CSV downloads
 def csv_dir() -> Path:
     """The folder Explore's CSV files go to: under Gradio's temp folder (the app's private one)."""
-    base = os.environ.get("GRADIO_TEMP_DIR") or tempfile.gettempdir()
+    base = settings.gradio_temp_dir() or tempfile.gettempdir()
     return Path(base) / CSV_DIR_NAME
 
 

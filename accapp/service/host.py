@@ -448,10 +448,20 @@ class AppState:
             if self._store is None:
                 self._store = Store(self.results_dir)
                 self._store_key = key
+                atexit.register(self.close_store)  # DuckDB's connection closed before the interpreter goes
             elif key != self._store_key:
                 self._store.refresh()
                 self._store_key = key
             return self._store
+
+    def close_store(self) -> None:
+        """Close the results store's DuckDB connection (at exit: left open, DuckDB's bindings report
+        the objects they leaked)."""
+        with self._store_lock:
+            if self._store is not None:
+                with contextlib.suppress(Exception):
+                    self._store.close()
+                self._store = None
 
     # ------------------------------------------------------------------ temp files
     def tmpdir(self) -> Path:
@@ -459,7 +469,7 @@ class AppState:
         with self._lock:
             if self._tmp is None or not self._tmp.is_dir():
                 # inside Gradio's (private) temp folder when there is one, so both go together
-                parent = os.environ.get("GRADIO_TEMP_DIR")
+                parent = settings.gradio_temp_dir()
                 if parent:
                     Path(parent).mkdir(parents=True, exist_ok=True)
                 self._tmp = Path(tempfile.mkdtemp(prefix="accapp-", dir=parent or None))

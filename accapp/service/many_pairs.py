@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import logging
 import math
-import traceback
 from dataclasses import dataclass
 
-from accapp import settings
+from accapp import logs, settings
 from accapp.errors import UserError
+from accapp.methods import parse_ids
 from accapp.service import region as regions
 from accapp.service import verdicts
 from accapp.service.messages import message_of
@@ -67,6 +67,15 @@ def parse_lines(text, limit: int | None = None) -> list[Line]:
     return out
 
 
+def check_methods(methods) -> list[str]:
+    """The methods every line is probed with, as the Probe tab ticks them: refused when none is ticked
+    or none is known (the /probe API's rule for unknown ids; an empty list never means "all" here)."""
+    ids = parse_ids(methods) if methods not in (None, "") else []
+    if not ids:
+        raise UserError("Tick at least one method above: the box's pairs are probed with the methods ticked there.")
+    return ids
+
+
 COLUMNS = ["line", "acceptable", "unacceptable", "headline_method", "verdict", "margin_bits", "margin_nats",
            "headline", "judgments_for_good", "judgments_for_bad", "judgments", "region_difference_bits",
            "region_difference_nats", "error"]
@@ -108,6 +117,6 @@ def probe_lines(lines: list[Line], probe, unit: str = "bits", progress=None):
                 rows.append(row_of(line, probe(line.good, line.bad), unit))
             except Exception as exc:  # noqa: BLE001 - one bad line never stops the others; its message stays
                 if not isinstance(exc, UserError):
-                    log.error("many pairs: line %d failed:\n%s", line.number, traceback.format_exc())
+                    logs.failed(log, f"many pairs: line {line.number}", exc)
                 rows.append(row_of(line, None, error=f"Line {line.number}: {message_of(exc)}"))
         yield k + 1, total, rows

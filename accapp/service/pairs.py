@@ -1,5 +1,6 @@
-"""The shipped benchmarks' pairs (BLiMP, CLiMP), for the probe: find a pair by its sentences,
-draw a random one, list phenomena and paradigms."""
+"""The shipped benchmarks' pairs, for the probe: find a pair by its sentences, draw a random one,
+list phenomena and paradigms. Benchmarks of single sentences (their shape: accapp/data/benchmarks.json)
+have no pairs to offer and are left out."""
 
 from __future__ import annotations
 
@@ -8,22 +9,22 @@ from functools import lru_cache
 
 import pandas as pd
 
-from accapp.benchmarks import NAMES as BENCHMARKS
-from accapp.benchmarks import load_benchmark
-from accapp.errors import UserError
+from accapp.benchmarks import BUILTIN, load_benchmark
+from accapp.errors import UserError, shown
 
 ANY = "any"  # the filter value that keeps every phenomenon / paradigm
 META_KEYS = ("benchmark", "paradigm", "phenomenon", "pair_id", "good", "bad")
+BENCHMARKS = tuple(name for name, b in BUILTIN.items() if b.shape != "sentences")  # those with pairs, in display order
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=len(BENCHMARKS))  # each shipped benchmark once (all of them together: a few hundred MB at most)
 def benchmark(name: str) -> pd.DataFrame:
     if name not in BENCHMARKS:
-        raise UserError(f"Unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}.")
+        raise UserError(f"Unknown benchmark '{shown(name)}'; choose one of {', '.join(BENCHMARKS)}.")
     return load_benchmark(name)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=len(BENCHMARKS))
 def _pair_index(name: str) -> dict:
     df = benchmark(name)
     return {(g, b): i for i, (g, b) in enumerate(zip(df["good"], df["bad"]))}

@@ -44,7 +44,7 @@ import pandas as pd
 from accapp import settings
 from accapp.benchmarks import MAX_FILE_BYTES, parse_pairs
 from accapp.engine import PairResult
-from accapp.errors import UserError
+from accapp.errors import UserError, shown
 from accapp.methods import describe, parse_ids, pass_group_order, resolve
 from accapp.models import get_spec
 from accapp.schema import ENSEMBLE_METHODS, FLAG_IDENTICAL, normalised, pair_flag
@@ -85,6 +85,9 @@ def column_name(method: str, template: str, variant: str, field: str, unit: str 
     with a unit: 'lp: score_good (nats)', 'yes_no_prob_comp [1]: score_bad (P(Yes))'."""
     tag = [t for t in ((template if template not in ("-", "") else ""), variant) if t]
     return f"{method}{' [' + ', '.join(tag) + ']' if tag else ''}: {field}" + (f" ({unit})" if unit else "")
+
+
+WHOLE_COLUMNS = ("tokens_good", "tokens_bad", "judgments_for_good", "judgments_for_bad")  # counts: integers in the CSV
 
 
 def result_columns(result: PairResult) -> dict:
@@ -298,6 +301,9 @@ class Scored:
     def wide(self) -> pd.DataFrame:
         """One row per input row: the input, ``row``, ``model``, ``error``, then every judgment's columns."""
         scores = pd.DataFrame([result_columns(self.results[i]) if i in self.results else {} for i in range(len(self.base))])
+        for col in WHOLE_COLUMNS:  # whole numbers, also beside a failed row's empty cells (not 12.0)
+            if col in scores:
+                scores[col] = scores[col].astype("Int64")
         return pd.concat([self.base, scores], axis=1)
 
 
@@ -436,7 +442,7 @@ def score_frame(pairs: pd.DataFrame, model_id: str, methods: list[str], *, run, 
 def check_layout(layout) -> str:
     layout = str(layout or "wide").strip().lower()
     if layout not in LAYOUTS:
-        raise UserError(f"The layout must be one of {', '.join(LAYOUTS)}, not {layout[:40]!r}.")
+        raise UserError(f"The layout must be one of {', '.join(LAYOUTS)}, not '{shown(layout)}'.")
     return layout
 
 

@@ -20,26 +20,27 @@ import contextlib
 import inspect
 import json
 import logging
-import os
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the app runs offline
+from accapp import logs, settings
+
+settings.switch_default("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: the app runs offline (before gradio loads)
 
 import gradio as gr  # noqa: E402
 from gradio.components.api_component import Api as ApiInput  # noqa: E402  (gr.api's inputs)
 
-from accapp import settings
+from accapp.errors import UserError, escape_controls, is_control  # noqa: E402
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
-from accapp.service import file_jobs, gpu, idle  # noqa: E402
+from accapp.service import file_jobs, gpu  # noqa: E402
 from accapp.service.file_jobs import file_queue  # noqa: E402
 from accapp.service.host import get_state, stop_and_exit  # noqa: E402
+from accapp.service.messages import message_of  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
-from accapp.ui import about, cite, explore, gallery, links, probe, queues, score_file  # noqa: E402
+from accapp.ui import about, cite, explore, gallery, gradio_internals, links, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 
@@ -63,12 +64,12 @@ HEADER = (
 
 def private_temp_dir() -> str:
     """Gradio's upload and cache folder: a private temporary one, removed at exit (unless set by the user)."""
-    if not os.environ.get("GRADIO_TEMP_DIR"):
+    if not settings.gradio_temp_dir():
         folder = tempfile.mkdtemp(prefix="accapp-gradio-")
-        os.environ["GRADIO_TEMP_DIR"] = folder
+        settings.set_gradio_temp_dir(folder)
         atexit.register(shutil.rmtree, folder, True)
         log.info("uploads and result files go to %s (removed at exit)", folder)
-    return os.environ["GRADIO_TEMP_DIR"]
+    return settings.gradio_temp_dir()
 
 
 class BoundedRequests:
@@ -77,8 +78,24 @@ class BoundedRequests:
     Gradio's ``max_file_size`` instead), and a full disk while
     handling a request (an upload being stored) is answered with a message (507), not a bare 500."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app, events=None) -> None:
         self.app = app
+        self.events = events  # the app's event ids (Gradio's fn_index): a join naming another is refused here
+
+    @staticmethod
+    def _is_join(scope) -> bool:
+        return scope.get("method") == "POST" and scope.get("path", "").rstrip("/").endswith("/queue/join")
+
+    def _unknown_event(self, body: bytes):
+        """The fn_index a queue join names when it is not one of the app's events (Gradio answers such a
+        join with a bare 500 and a traceback: its queue looks the index up unchecked); None otherwise."""
+        if self.events is None:
+            return None
+        try:
+            index = json.loads(body or b"{}").get("fn_index")
+        except (ValueError, AttributeError):
+            return None  # not ours to read: Gradio answers a malformed body itself (422)
+        return index if index is not None and index not in self.events else None
 
     @staticmethod
     def _is_upload(path: str) -> bool:
@@ -130,8 +147,31 @@ class BoundedRequests:
                 started = True
             await send(message)
 
+        app_receive = bounded_receive
+        if self._is_join(scope):  # a join's body is small (bounded above): read it whole, check its event, replay it
+            body, more = b"", True
+            try:
+                while more:
+                    message = await bounded_receive()
+                    body += message.get("body", b"")
+                    more = message.get("type") == "http.request" and message.get("more_body", False)
+            except _TooLarge:
+                return await self._send_text(send, 413, too_big)
+            unknown = self._unknown_event(body)
+            if unknown is not None:
+                text = "This app has no such event; reload the page."
+                logs.refused(log, "a queue join", f"{text} (fn_index {logs.shown(str(unknown))})")
+                return await self._send_text(send, 404, text)
+            replayed = False
+
+            async def app_receive():
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
         try:
-            await self.app(scope, bounded_receive, tracking_send)
+            await self.app(scope, app_receive, tracking_send)
         except _TooLarge:
             if not started:
                 await self._send_text(send, 413, too_big)
@@ -166,12 +206,47 @@ class CheckedBlocks(gr.Blocks):
 
     async def preprocess_data(self, block_fn, inputs, state, explicit_call=False):
         inputs = with_defaults(block_fn, inputs)
+        bad = surrogate_in(inputs)
+        if bad is not None:  # cannot be stored, shown or sent back as UTF-8: refused here, for every event
+            where = f"/{block_fn.api_name}" if block_fn.api_name else (block_fn.name or "an event")
+            text = (f"The request holds text that is not valid Unicode (a lone surrogate, {escape_controls(bad)}); "
+                    "type or paste the text again.")
+            logs.refused(log, where, text)
+            raise gr.Error(text, print_exception=False)
         try:
             return await super().preprocess_data(block_fn, inputs, state, explicit_call)
         except OSError:  # the machine's trouble (a full disk), not the visitor's input
             raise
         except Exception as exc:  # noqa: BLE001 - bad input, answered with a message
             raise refusal(block_fn, inputs, exc) from None
+
+
+    async def process_api(self, block_fn, inputs, state, *args, **kwargs):
+        """Every event, API endpoint or not: an error that is not already a message becomes one, and one
+        log line (logs.failed), never a traceback per request (Gradio prints one for any other error)."""
+        try:
+            return await super().process_api(block_fn, inputs, state, *args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a message, the error in one log line
+            fn = block_fn if not isinstance(block_fn, int) else self.fns.get(block_fn)
+            where = getattr(fn, "name", None) or "an event"
+            if isinstance(exc, UserError):
+                logs.refused(log, where, str(exc))
+            else:
+                logs.failed(log, where, exc)
+            raise gr.Error(message_of(exc), print_exception=False) from None
+
+
+def surrogate_in(value, depth: int = 0):
+    """The first lone surrogate in a request's values (strings, lists, dicts, nested), or None."""
+    if isinstance(value, str):
+        return next((ch for ch in value if is_control(ch) and "\ud800" <= ch <= "\udfff"), None)
+    if depth < 8 and isinstance(value, (list, tuple)):
+        return next((s for s in (surrogate_in(v, depth + 1) for v in value) if s is not None), None)
+    if depth < 8 and isinstance(value, dict):
+        return next((s for s in (surrogate_in(v, depth + 1) for v in [*value.keys(), *value.values()]) if s is not None), None)
+    return None
 
 
 def _defaults(block_fn) -> list:
@@ -247,20 +322,11 @@ def theme():
     )
 
 
-def configure_logging() -> None:
-    """The app's own log lines ("[accapp] ...", every accapp logger) on stdout, once; others' as they were."""
-    root = logging.getLogger("accapp")
-    if not any(getattr(h, "accapp", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stdout)
-        handler.setFormatter(logging.Formatter("[accapp] %(message)s"))
-        handler.accapp = True
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
-        root.propagate = False
+API_ENDPOINTS = ("probe", "status", "score_file", "score_file_all")  # what gradio_client may call by name
 
 
 def build_app() -> gr.Blocks:
-    configure_logging()
+    logs.configure()  # every accapp log line escaped, one line per event
     private_temp_dir()
     # Uploads and result files older than an hour are removed every 30 minutes (and all at exit).
     with CheckedBlocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
@@ -287,6 +353,9 @@ def build_app() -> gr.Blocks:
         ex.refresh_after(explore_tab.select(explore.update_filters, ex.filters_inputs, ex.filters_outputs,
                                             api_visibility="undocumented"))
         ex.restore_on(demo)
+    for fn in demo.fns.values():  # the page's own events are not API endpoints: not listed, not offered to clients
+        if fn.api_name not in API_ENDPOINTS:
+            fn.api_visibility = "private"
     return demo
 
 
@@ -300,13 +369,12 @@ def _exit_on_sigterm() -> None:
 
 def main() -> None:
     _exit_on_sigterm()
-    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
-    port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
+    host, port = settings.server_address()
     demo = build_app()
     # Probes and every other event: PROBE_CONCURRENCY at once; file jobs wait in their own queue
     # (accapp.service.file_jobs; their events' limit admits them all); max_size bounds the events waiting.
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
-    idle.calm_queue_polling(demo)  # Gradio polls its empty queue every millisecond otherwise
+    gradio_internals.calm_queue_polling(demo)  # Gradio polls its empty queue every millisecond otherwise
     if settings.flag("ACCAPP_PRELOAD"):
         warmup = get_state().preload()
         if gpu.on_zero_gpu():  # ZeroGPU packs the weights loaded before launch: none may be loading meanwhile
@@ -316,7 +384,7 @@ def main() -> None:
     log.info("limits: %s", json.dumps(status()["limits"]))
     demo.launch(server_name=host, server_port=port, theme=theme(), css=CSS, show_error=False, ssr_mode=False,
                 footer_links=["api", "settings"], max_file_size=MAX_UPLOAD_BYTES, state_session_capacity=SESSIONS,
-                max_threads=queues.MAX_THREADS, app_kwargs={"middleware": [Middleware(BoundedRequests)]})
+                max_threads=queues.MAX_THREADS, app_kwargs={"middleware": [Middleware(BoundedRequests, events=frozenset(demo.fns))]})
 
 
 if __name__ == "__main__":

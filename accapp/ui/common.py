@@ -6,10 +6,10 @@ import functools
 import html
 import inspect
 import logging
-import traceback
 
 import gradio as gr
 
+from accapp import logs
 from accapp.benchmarks import label_of
 from accapp.errors import UserError
 from accapp.service.host import HANDLERS
@@ -18,14 +18,11 @@ from accapp.service.messages import DEVICE_MESSAGE, OOM_MESSAGE, is_device_error
 log = logging.getLogger("accapp.ui")
 
 
-MAX_LOGGED_CHARS = 200  # a refused request's log line keeps this much of its message
-
-
 def _as_message(fn, exc: Exception) -> gr.Error:
     if isinstance(exc, UserError):  # the visitor's input: one line, never a traceback
-        log.warning("%s refused: %s", fn.__name__, str(exc)[:MAX_LOGGED_CHARS])
+        logs.refused(log, fn.__name__, str(exc))
     else:
-        log.error("error in %s:\n%s", fn.__name__, traceback.format_exc())
+        logs.failed(log, fn.__name__, exc)
     try:
         import torch
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, quote, urlencode
 
-from accapp.errors import UserError, validate_sentence
+from accapp.errors import UserError, name_some, validate_sentence
 from accapp.methods import method_ids, parse_ids
 from accapp.service.catalog import get_spec
 from accapp.service.context import check_context
@@ -105,8 +105,7 @@ def _methods(value, kind: str) -> list[str] | None:
     known = set(method_ids(kind))
     unknown = [m for m in ids if m not in known]
     if unknown:
-        shown = ", ".join(repr(m[:40]) for m in unknown[:3]) + (" …" if len(unknown) > 3 else "")
-        raise UserError(f"The link names methods this model cannot run: {shown}.")
+        raise UserError(f"The link names methods this model cannot run: {name_some(unknown)}.")
     if not ids:
         raise UserError("The link names no method.")
     return ids

@@ -5,11 +5,11 @@ exports as CSV. The logic is accapp.service.many_pairs; this file is its layout 
 from __future__ import annotations
 
 import logging
-import traceback
 
 import gradio as gr
 import pandas as pd
 
+from accapp import logs
 from accapp.errors import UserError
 from accapp.service import export
 from accapp.service import many_pairs as svc
@@ -54,6 +54,7 @@ def run_many(text, model_id, methods, unit, context, progress=gr.Progress()):
     """Parse the box, probe each line (service.probe.probe_api), show the table as it grows, then the CSV."""
     try:
         lines = svc.parse_lines(text)
+        methods = svc.check_methods(methods)
     except UserError as exc:
         yield error_html(str(exc)), None, HIDDEN
         return
@@ -61,7 +62,7 @@ def run_many(text, model_id, methods, unit, context, progress=gr.Progress()):
     unit = unit if unit in ("bits", "nats") else "bits"
 
     def probe(good, bad):
-        return probe_api(model_id, good, bad, methods or None, context)
+        return probe_api(model_id, good, bad, methods, context)
 
     rows: list[dict] = []
     try:
@@ -70,7 +71,7 @@ def run_many(text, model_id, methods, unit, context, progress=gr.Progress()):
         path = export.write_table_csv(rows, svc.COLUMNS, get_state().tmpdir() / "exports", "many-pairs")
     except Exception as exc:  # noqa: BLE001 - a message, the traceback in the log
         if not isinstance(exc, UserError):
-            log.error("many pairs failed:\n%s", traceback.format_exc())
+            logs.failed(log, "many pairs", exc)
         yield error_html(message_of(exc)), shown_frame(rows, unit) if rows else None, HIDDEN
         return
     failed = sum(1 for r in rows if r["error"])

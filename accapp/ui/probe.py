@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import traceback
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import gradio as gr
 import plotly.graph_objects as go
 
+from accapp import logs
 from accapp.benchmarks import label_of, language_name
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import safe_name
@@ -236,7 +236,7 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
                        meta, pair_label(meta), box)
     except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
         if not isinstance(exc, UserError):
-            log.error("probe failed:\n%s", traceback.format_exc())
+            logs.failed(log, "probe", exc)
         yield (*_stop_outputs(message_of(exc)), meta, pair_label(meta), "")
 
 
@@ -347,7 +347,7 @@ def load_link(request: gr.Request = None):
         values = link_values(request)
     except Exception as exc:  # noqa: BLE001 - a hostile link gets a message, never a traceback
         if not isinstance(exc, UserError):
-            log.error("link failed:\n%s", traceback.format_exc())
+            logs.failed(log, "link", exc)
         return (*keep, error_html("This link cannot be opened: " + message_of(exc)), gr.update(), False)
     if values is None:
         return (*keep, gr.update(), gr.update(), False)
@@ -395,7 +395,7 @@ def prepare_export(saved, model, model2, methods, unit, view):
         js, cs = export.write_exports(record, state.tmpdir() / "exports")
     except Exception as exc:  # noqa: BLE001 - a message, the traceback in the log
         if not isinstance(exc, UserError):
-            log.error("export failed:\n%s", traceback.format_exc())
+            logs.failed(log, "export", exc)
         return error_html(message_of(exc)), EXPORT_HIDDEN, EXPORT_HIDDEN
     return (note("Ready: the JSON holds everything (provenance included); the CSV is one long table, a "
                  "<code>record</code> column says what each row is.", "info"),

@@ -15,6 +15,7 @@ from accapp.methods import display_name
 from accapp.service import ratings as svc
 from accapp.ui import plot_click
 from accapp.ui.common import esc, note, pair_label
+from accapp.ui.gradio_internals import event_value
 
 POINT_TABLE = ["Pair", "Acceptable sentence", "Unacceptable sentence", "Model difference", "Human difference",
                "Meaning distance"]
@@ -105,7 +106,7 @@ def click_hook(scatter_id: str, elem_id: str) -> gr.HTML:
 def point_row(points: pd.DataFrame | None, source: str, evt: gr.EventData) -> pd.Series | None:
     """The clicked point's pair as a row of the pairs' table (Pair, sentences, human difference); the
     sentences of a built-in set's pair come from the set, never from the page. None for no usable click."""
-    pid, good, bad = (getattr(evt, k, None) for k in ("pair", "good", "bad"))  # the click's data (gr.EventData)
+    pid, good, bad = (event_value(evt, k) for k in ("pair", "good", "bad"))  # the click's data (gr.EventData)
     if not isinstance(pid, str) or not pid or len(pid) > 200:
         return None
     if source in svc.SETS:

@@ -10,6 +10,7 @@ from accapp.service.catalog import describe
 from accapp.service.region import SPILLOVER_WORDS, clicked
 from accapp.ui import plot_click
 from accapp.ui.common import esc
+from accapp.ui.gradio_internals import event_value
 
 REGION_HELP = ("Mark the critical region with double brackets, e.g. <code>These casseroles [[disgust]] Kayla.</code>: "
                "the probe sums its surprisal in each sentence, and the spill-over region's (the next "
@@ -27,7 +28,7 @@ def word_click_hook(figure_ids: list[str], elem_id: str = "probe-word-click") ->
 def on_word_click(good, bad, evt: gr.EventData):
     """Both sentences' text after the click: the clicked side's region marked, extended or removed
     (service.region.clicked); an unusable click changes nothing."""
-    side, start, end = (getattr(evt, k, None) for k in ("side", "start", "end"))
+    side, start, end = (event_value(evt, k) for k in ("side", "start", "end"))
     if side == "good":
         return clicked(good, (start, end)), bad
     if side == "bad":
