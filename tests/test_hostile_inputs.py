@@ -209,3 +209,26 @@ def test_hostile_inputs_get_messages_and_the_log_neither_tracebacks_nor_forged_l
     assert not [ln for ln in log.splitlines() if "FORGED" in ln and not ln.startswith("[accapp] ")]
     assert "\x1b" not in log and "\x00" not in log
     assert max(len(ln) for ln in log.splitlines()) < 2_000
+
+
+def test_every_environment_variable_is_read_in_settings():
+    """One home for each fact: no module but accapp/settings.py reads the environment."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "accapp"
+    found = [f"{p.relative_to(root)}:{n}" for p in sorted(root.rglob("*.py")) if p.name != "settings.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"os\.environ|os\.getenv|getenv\(", line)]
+    assert not found, found
+
+
+def test_consolidating_removes_a_killed_runs_temporary_file(tmp_path):
+    from accapp.files import temp_path
+    from accapp.runner.runner import consolidate
+
+    out = tmp_path / "results"
+    out.mkdir()
+    stale = temp_path(out / "m__blimp.parquet", pid=2**22 + 12345)  # no process has this pid
+    stale.write_bytes(b"half a file")
+    consolidate(tmp_path / "runs", out)
+    assert not stale.exists()

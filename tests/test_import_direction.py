@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "accapp"
-LEAVES = {"errors", "schema", "files", "words", "segment", "prompts", "settings", "benchmarks", "version", "languages"}
+LEAVES = {"errors", "schema", "files", "words", "segment", "prompts", "settings", "benchmarks", "version", "logs", "languages"}
 ALLOWED = {
     "models": set(),
     "scoring": {"models"},

@@ -55,7 +55,7 @@ def test_defaults_and_links_without_a_probe():
     ({"good": "A b.", "bad": "A c.", "model": "gpt-17"}, "Unknown model 'gpt-17'"),
     ({"good": "A b.", "bad": "A c.", "model": "x" * 5000}, "not a model this app knows"),
     ({"good": "A b.", "bad": "A c.", "model2": "nope"}, "Unknown model 'nope'"),
-    ({"good": "A b.", "bad": "A c.", "methods": "lp,rm -rf"}, "cannot run: 'rm -rf'"),
+    ({"good": "A b.", "bad": "A c.", "methods": "lp,rm -rf"}, "cannot run: rm -rf"),
     ({"good": "A b.", "bad": "A c.", "methods": "pll_original"}, "cannot run"),  # a masked-LM method on a causal LM
     ({"good": "A b.", "bad": "A c.", "methods": ","}, "no method"),
     ({"good": "A b.", "bad": "A c.", "unit": "furlongs"}, "unit must be one of bits, nats"),

@@ -4,7 +4,7 @@ Definitions (Ide et al. 2025 §4-5):
 
 - A row is one pair x method x template x variant; ``correct`` is 1/0 (for the ensembles the
   share of the 10 seeded draws that were right).
-- Two rules (``rule``, issue 35): "strict", the papers' (BLiMP, Ide et al. 2025, Kauf & Ivanova
+- Two rules (``rule``): "strict", the papers' (BLiMP, Ide et al. 2025, Kauf & Ivanova
   2023): right when score_good > score_bad, the default, since every accuracy here is shown beside
   published numbers; and "ties", the project's: right when score_good is higher by more than the
   method's tie tolerance (methods/ties.py; the stored ``correct`` and ``tie`` columns). Ties (equal

@@ -92,7 +92,7 @@ def descriptors() -> dict[str, Descriptor]:
 
 def _check_tie(mid: str, entry: dict) -> None:
     """The tie rule's fields: a known terms rule, a constant >= 0, and (once measured) at most 10
-    times the drift measured for the method (issue 35)."""
+    times the drift measured for the method."""
     rtol, drift = entry["tie_rtol"], entry.get("drift")
     if entry["terms"] not in F.TERMS_RULES or not isinstance(rtol, (int, float)) or rtol < 0:
         raise ValueError(f"{DATA_FILE.name}: method {mid!r} has an unknown terms rule or a bad tie_rtol")

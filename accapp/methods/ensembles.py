@@ -22,7 +22,7 @@ class Ensemble(Method):
         return self._p.requests(pair, ctx) + self._l.requests(pair, ctx)
 
     def score(self, pair, ctx, res):
-        # each vote a prediction as Ide et al. count it: right when score(good) > score(bad) (issue 35)
+        # each vote a prediction as Ide et al. count it: right when score(good) > score(bad)
         p_votes = [r.strict_verdict == "good" for r in self._p.score(pair, ctx, res)]
         l_votes = [r.strict_verdict == "good" for r in self._l.score(pair, ctx, res)]
         won = F.ensemble_correct(p_votes, l_votes, self.n_p, self.n_l)

@@ -53,7 +53,7 @@ def raw_logit_ratio(logit_yes: float, logit_no: float) -> float:
     return float(logit_yes / (logit_yes + logit_no))
 
 
-# The tie rule (issue 35): two scores are a tie when they are closer than what batching alone can
+# The tie rule: two scores are a tie when they are closer than what batching alone can
 # move them. That error follows from how a score is computed: the size of the terms it is a sum or a
 # difference of ("terms rule", below), times a constant measured per method (the batching drift of
 # the 500-pair alone-versus-batched test, tests/test_ties.py). Both are the method's descriptor's

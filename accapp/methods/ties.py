@@ -1,4 +1,4 @@
-"""Each method's tie rule (issue 35): the tolerance its descriptor gives (terms rule x constant,
+"""Each method's tie rule: the tolerance its descriptor gives (terms rule x constant,
 methods/data/methods.json; the maths in formulas.py) and the verdict it makes. The papers' strict
 comparison is formulas.strict_verdict; this is the project's tie-aware verdict beside it.
 

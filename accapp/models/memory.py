@@ -136,13 +136,12 @@ def estimate_from_config(config_or_path, kind: str | None = None) -> dict:
 GiB = 1024**3
 MiB = 1024**2
 # An estimate of what a loaded model costs: its weights times 1.2, plus 128 MiB. The extra covers what
-# an engine keeps beside the weights (template KV caches, unigram tables, a batch's activations): on
-# this project's CPU machine SmolLM2 (513 MiB of fp32 weights) took 729 MiB and Gemma 3 270M (1,023 MiB)
-# 1,245 MiB of resident memory after a probe with every method.
+# an engine keeps beside the weights (template KV caches, unigram tables, a batch's activations); the
+# embedded models' resident memory after a probe with every method is in README ("Memory").
 WEIGHT_FACTOR = 1.2
 WORKING_BYTES = 128 * MiB
 # Bytes a parameter takes: NF4 stores 4 bits a weight plus its scales, and bitsandbytes keeps the
-# embeddings and the output head in bf16 (Llama-3-8B in NF4: about 5.7 GB for 8.0 B parameters).
+# embeddings and the output head in bf16 (docs/gpu.md has an 8 B model's footprint).
 BYTES_PER_PARAM = {("fp32", None): 4.0, ("bf16", None): 2.0, ("fp16", None): 2.0, ("bf16", "nf4"): 0.7,
                    ("fp32", "nf4"): 0.7, ("fp16", "nf4"): 0.7}
 

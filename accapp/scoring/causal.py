@@ -49,8 +49,8 @@ from accapp.scoring.topk import split_top_rows, top_rows
 MIN_BATCH, MIN_HEAD_ROWS = 1, 16
 # Below this many shared tokens a separate prefix pass costs more than it saves.
 MIN_SHARED_PREFIX = 4
-# A pass's fixed cost in tokens' worth of work: SmolLM2 on 2 CPU threads, about 40 ms a pass plus 1.1 ms a
-# token, and the vocabulary projections each pass makes (docs/performance.md). Padding cheaper than that joins a pass.
+# A pass's fixed cost in tokens' worth of work, and the vocabulary projections each pass makes (the timings
+# it comes from: docs/performance.md). Padding cheaper than that joins a pass.
 PASS_COST_TOKENS = 64
 
 
@@ -603,7 +603,7 @@ class CausalScorer:
 
     def _project_waiting(self, waiting: "_Waiting") -> None:
         """One vocabulary projection for the rows several passes hold (each pass's own would stream
-        the whole head matrix again: 671 MB for Gemma 3, most of a small pass's cost on a CPU)."""
+        the whole head matrix again: for Gemma 3's large vocabulary, most of a small pass's cost on a CPU)."""
         if not waiting.parts:
             return
         lp = self._logprobs_of(*waiting.joined()).numpy()

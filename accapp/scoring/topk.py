@@ -1,5 +1,5 @@
 """What a causal LM expected at each position: its k most probable next tokens, from the pass
-that scores the sentence (issue 34, item 11), and the same read as words.
+that scores the sentence, and the same read as words.
 
 The scorer (accapp/scoring/causal.py) answers a TopKRequest from the projection that scores the
 sentence's tokens: streamed_target_logprobs keeps a running top-k per row as the vocabulary

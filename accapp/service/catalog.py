@@ -1,7 +1,7 @@
 """The models and methods a visitor can pick, as the app shows them: what the UI may know of them.
 
 The tabs read the model registry through here (ids, names, kinds, whether one loads offline), never
-accapp.models itself (issue 33: the UI only shows; tests/test_import_direction.py holds it), and what
+accapp.models itself (the UI only shows; tests/test_import_direction.py holds it), and what
 they say of a method (name, family, stage, presets, the headline method) from its descriptor
 (accapp/methods/data/methods.json).
 """

@@ -17,7 +17,7 @@ from accapp.benchmarks import BUILTIN  # each benchmark names its own entry
 
 BIB_PATH = Path(__file__).resolve().parents[1] / "data" / "citations.bib"
 APP_KEY = "acceptability_explorer"
-RATED_KEYS = ("sprouse2013li", "tjuatja2025morcela")  # the rated pairs beside the model (issue 36), and the copy shipped
+RATED_KEYS = ("sprouse2013li", "tjuatja2025morcela")  # the rated pairs beside the model, and the copy shipped
 # The app, then the papers, then the benchmarks: the order the Cite panel shows them in.
 KEYS = (APP_KEY, "ide2025llmacceptability", "kauf2023better", "hu2023prompting", "hu2025stringprobability",
         *dict.fromkeys(b.bibkey for b in BUILTIN.values() if b.bibkey), *RATED_KEYS)

@@ -1,4 +1,4 @@
-"""What the model expected instead (issue 34, item 11): at each word of a probed pair, and first
+"""What the model expected instead: at each word of a probed pair, and first
 where the two sentences differ, the model's most probable next tokens with their probabilities,
 as plain data for the page, the `/probe` JSON and the export.
 

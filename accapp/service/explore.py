@@ -42,7 +42,7 @@ CI_COLUMN = "95 % CI (%)"
 CI_NOTE = ("Intervals: 95 % percentile bootstrap over pairs (1,000 resamples, seed 0; the overall accuracy "
            "resampled within each paradigm), this project's runs only; published numbers come without one.")
 OURS = "this project; interval: " + CI.SOURCE  # the source of every frame of this project's runs
-TIES_COLUMN = "Ties wrong (%)"  # the project's rule beside the papers' (issue 35), where it differs
+TIES_COLUMN = "Ties wrong (%)"  # the project's rule beside the papers', where it differs
 OVERALL_COLUMNS = ["Model", "Method", "Template", "Accuracy (%)", CI_COLUMN, TIES_COLUMN, "Pairs", "Source"]
 RULE_NOTE = ("Accuracy (%): the papers' rule (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023), right when "
              "score(good) > score(bad), so it compares with their numbers. " + TIES_COLUMN + ": this project's rule, "
@@ -445,7 +445,7 @@ def ensemble_frames(sel: Selection):
     order = ENSEMBLE_ORDER
     table = table.reindex([s for s in order if s in table.index] + [s for s in table.index if s not in order])
     table = table.round(1).reset_index().rename(columns={"index": "setting"})
-    # the settings in words (issue 34, item 7); the figure's axis too
+    # the settings in words; the figure's axis too
     table["setting"] = table.setting.map(setting_label)
     if not ours.empty:
         ours = ours.assign(setting=ours.setting.map(setting_label))

@@ -1,4 +1,4 @@
-"""A probe result as files a researcher can keep and cite (issue 19, item 2): JSON and CSV.
+"""A probe result as files a researcher can keep and cite: JSON and CSV.
 
 Both hold, for each model shown: per-word and per-token surprisal (nats and bits, 1 bit = ln 2
 nats), every method's scores and verdicts (each template and answer order), the exact strings

@@ -1,4 +1,4 @@
-"""The file-job queue: which file jobs run, which wait and in what order (issue 33). Standard
+"""The file-job queue: which file jobs run, which wait and in what order. Standard
 library only (a lock, a condition, a list); it knows nothing of Gradio.
 
 - At most ``ACCAPP_FILE_CONCURRENCY`` jobs run at once (2); the others wait in order of arrival,

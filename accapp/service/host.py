@@ -1,5 +1,5 @@
 """The model host: what the app keeps between requests (loaded models, one engine per model, the
-results store) and who gets the model when. It lives below the UI (issue 33): the tabs, the
+results store) and who gets the model when. It lives below the UI: the tabs, the
 Python API's app paths and the benchmarks reach models through it, and it knows nothing of Gradio.
 
 The pool holds the models and the engines made from them (:meth:`ModelPool.engine_of`, each made by
@@ -71,7 +71,7 @@ STOP_WAIT_S = 5.0  # at SIGTERM, how long the running model step may take to end
 HANDLERS_WAIT_S = 5.0  # then how long the event handlers in flight may take (an Explore render: seconds)
 EVICT_WAIT_S = 60.0  # how long a load waits for a model in use before trying the next to unload
 # After work, once the model thread has had nothing to do for this long, the allocator gives its freed
-# pages back (glibc keeps a probe's large temporaries for reuse: +33 MB over 1,000 probes, docs/performance.md).
+# pages back (glibc keeps a probe's large temporaries for reuse; the growth it stops: docs/performance.md).
 IDLE_TRIM_S = 1.0
 # Probes waiting for the same model are scored together, at most this many pairs an engine call:
 # ten visitors probing at once cost about two probes' time instead of ten (bench/load_test.py).
@@ -181,7 +181,7 @@ class ModelThread:
                 self._busy = False
                 self._cond.notify_all()
             # While this thread waits for the next job, its frame must not keep the last one's
-            # engine alive: an unloaded model's weights would stay mapped (issue 33, part 7).
+            # engine alive: an unloaded model's weights would stay mapped.
             del future, fn, args, kwargs
 
     def stop(self, timeout: float) -> bool:

@@ -170,7 +170,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
     )
     if words and words.get("good") and words.get("bad"):
         out["difference"] = verdicts.difference_strip(words["good"], words["bad"])
-    out["humans"] = ratings.humans_of(model_id, result.pair.good, result.pair.bad)  # a built-in rated pair (issue 36)
+    out["humans"] = ratings.humans_of(model_id, result.pair.good, result.pair.bad)  # a built-in rated pair
     out["expected"] = expected.report(result, spec.kind, words)  # what the model expected instead, first where they differ
     out["hu_levy"] = pair_answers(out["verdicts"])  # Hu & Levy's own measures of the metalinguistic prompts
     out["hu_levy_sources"] = {"judgment": SOURCE_3A, "comparison": SOURCE_3B}
@@ -451,7 +451,7 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
     """The probe of one model or two, in stages (a generator of Stage): the sentence-probability
     methods first, then the in-template and prompting methods as they finish. Side by side, each
     model's stages run on a thread of their own and each shows as it finishes: the first model's
-    answer never waits for the second model's loading (issue 34). Stops at the next stage once
+    answer never waits for the second model's loading. Stops at the next stage once
     go_on() is false (a newer probe of the same visitor owns the page). A [[...]] region is
     stripped before scoring and reported (service/region.py); `context`: text both sentences follow."""
     host = get_state()

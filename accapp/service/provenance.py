@@ -1,6 +1,6 @@
 """Where a result came from: the model and the SHA-256 of its weight files, the app's and the
-libraries' versions, dtype, quantization, device and GPU, scoring convention and the time
-(issue 19, items 2 and 6; issue 31, item 4). The same record goes into a probe's export and a
+libraries' versions, dtype, quantization, device and GPU, scoring convention and the time.
+The same record goes into a probe's export and a
 scored file's sidecar; :func:`ran_on` is the short form shown next to every result."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Human ratings beside the model, as plain data for the tabs, the CSV and the API (issue 36).
+"""Human ratings beside the model, as plain data for the tabs, the CSV and the API.
 
 Two sources: a scored file whose rows carry ratings (``rating_good``/``rating_bad``, ``human_delta``,
 ``fc_good``, with or without ``participant``: accapp.benchmarks.RATING_COLUMNS), and the built-in

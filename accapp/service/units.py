@@ -1,4 +1,4 @@
-"""Units and rounding of the numbers the app shows and writes (issue 34, item 7 and 9): pure functions.
+"""Units and rounding of the numbers the app shows and writes: pure functions.
 
 A method's score is in the unit its descriptor names (accapp/methods/data/methods.json, ``unit``):
 a log-probability ("log", "log/token": natural log, nats, as the engine computes it), a probability

@@ -148,7 +148,7 @@ def _side_word(c: dict) -> str:
 
 
 def where_they_differ(words: dict | None) -> dict | None:
-    """Where the two sentences differ and what it contributes (issue 34, item 4): {where (the
+    """Where the two sentences differ and what it contributes: {where (the
     differing words as the headline names them), where_words (each differing position's
     "good / bad" label), region_delta (nats: surprisal of bad minus good summed over the region
     from the first to the last differing word), after_delta (the same over the words after it:

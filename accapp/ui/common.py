@@ -87,7 +87,7 @@ def pair_label(meta: dict | None) -> str:
     file's pair (file · pair id), with the humans' judgment of a rated pair."""
     if not meta:
         return ""
-    humans = [meta["humans"]] if meta.get("humans") else []  # a rated pair: the humans' judgment (issue 36)
+    humans = [meta["humans"]] if meta.get("humans") else []  # a rated pair: the humans' judgment
     return f"<div class='acc-small'>{' · '.join(esc(p) for p in pair_where(meta) + humans)}</div>"
 
 
@@ -170,7 +170,7 @@ table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-
   .tab-wrapper button, [role='tab'] { font-size: 0.95rem; }
 }
 """
-# On a phone (issue 34, item 6): a table of six or more columns keeps readable columns (its share
+# On a phone: a table of six or more columns keeps readable columns (its share
 # widths taken of a wider table) and scrolls sideways inside its box, saying so under it; words
 # break only between letters when a single word is wider than its column.
 CSS += """

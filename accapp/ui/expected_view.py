@@ -1,4 +1,4 @@
-"""How the Probe tab shows what the model expected instead (issue 34, item 11) and the per-token
+"""How the Probe tab shows what the model expected instead and the per-token
 table (item 14): HTML and a display frame from the probe's reports (service/probe.py's
 probe_json_full: its `expected`, `tokens` and `words`). Every user string through esc."""
 

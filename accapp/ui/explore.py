@@ -246,7 +246,33 @@ def wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wron
             "wrong_phenomena": gr.update(choices=phen_labelled, value=wrong_phen), "file": file}
 
 
-WRONG_VIEWS = ("wrong_note", "wrong", "wrong_state", "wrong_phenomena")
+@dataclass(frozen=True)
+class View:
+    """One thing the tab shows: its name (what a render returns it under, and build gives a component),
+    whether the wrong-pairs step fills it (render_wrong) rather than the figures' step, and the name of
+    its CSV download ("": none)."""
+
+    name: str
+    wrong: bool = False
+    download: str = ""
+
+
+# Every view of the tab, once, in order: render, render_page, render_wrong, build and the downloads read
+# this list (VIEWS, WRONG_VIEWS, DOWNLOADS), so adding a view is a line here, its frame in _render and
+# its component in build().
+REGISTRY = (
+    View("status"), View("overall", download="overall-accuracy"), View("phenomenon", download="accuracy-by-phenomenon"),
+    View("length", download="accuracy-by-length"), View("paradigm_phenomena"),
+    View("paradigm", download="accuracy-by-paradigm"), View("ensembles_table", download="ensembles"),
+    View("ensembles_figure"), View("ab_figure", download="ab-share"), View("ab_table", download="ab-share-published"),
+    View("shuffle", download="word-shuffling"), View("attractors", download="sv-agreement-by-attractor"),
+    View("findings"), View("wrong_note", wrong=True), View("wrong", wrong=True, download="wrong-pairs"),
+    View("wrong_state", wrong=True), View("wrong_phenomena", wrong=True),
+)
+VIEWS = tuple(v.name for v in REGISTRY)
+WRONG_VIEWS = tuple(v.name for v in REGISTRY if v.wrong)
+DOWNLOADS = tuple(v.download for v in REGISTRY if v.download)
+WRONG_DOWNLOADS = tuple(v.download for v in REGISTRY if v.wrong and v.download)
 
 
 @friendly
@@ -261,13 +287,6 @@ def render_wrong(bench, model, methods, template, show_models, para_phen, wrong_
     return {**out, "csv:wrong-pairs": gr.update(value=file, interactive=bool(file))}
 
 
-# What the tab shows, by name: build() gives each name its component, and a handler returns
-# {component: value} (by_component), so adding a view is a name here, in _render and in build().
-VIEWS = ("status", "overall", "phenomenon", "length", "paradigm_phenomena", "paradigm", "ensembles_table",
-         "ensembles_figure", "ab_figure", "ab_table", "shuffle", "attractors", "findings", "wrong_note", "wrong",
-         "wrong_state", "wrong_phenomena")
-
-
 @friendly
 def render(bench, model, methods, template, show_models, para_phen, wrong_method, also=None):
     """The tab's views (status, tables, figures, wrong pairs) for a selection, by name (VIEWS)."""
@@ -275,8 +294,6 @@ def render(bench, model, methods, template, show_models, para_phen, wrong_method
     return {k: out[k] for k in VIEWS}
 
 
-DOWNLOADS = ("overall-accuracy", "accuracy-by-phenomenon", "accuracy-by-length", "accuracy-by-paradigm", "ensembles",
-             "ab-share", "ab-share-published", "word-shuffling", "sv-agreement-by-attractor", "wrong-pairs")
 
 
 @friendly
@@ -288,7 +305,7 @@ def render_page(bench, model, methods, template, show_models, para_phen, wrong_m
                   wrong_phen, wrong_sort, with_wrong)
     files = out.pop("files")
     return {**out, **{f"csv:{k}": gr.update(value=files.get(k), interactive=bool(files.get(k))) for k in DOWNLOADS
-                      if with_wrong or k != "wrong-pairs"}}
+                      if with_wrong or k not in WRONG_DOWNLOADS}}
 
 
 def render_figures(*inputs):
@@ -499,18 +516,19 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
     filters_outputs = [model, methods, wrong_method, also]
     refresh_inputs = [bench, model, methods, template, show_models, para_phen, wrong_method, also, wrong_text,
                       wrong_phen, wrong_sort]
-    downloads = [dl_overall, dl_phen, dl_length, dl_para, dl_ens, dl_ab_ours, dl_ab, dl_shuffle, dl_attract, dl_wrong]
-    by_name = dict(zip(DOWNLOADS, downloads))  # the list above is in DOWNLOADS' order
+    by_name = {"overall-accuracy": dl_overall, "accuracy-by-phenomenon": dl_phen, "accuracy-by-length": dl_length,
+               "accuracy-by-paradigm": dl_para, "ensembles": dl_ens, "ab-share": dl_ab_ours, "ab-share-published": dl_ab,
+               "word-shuffling": dl_shuffle, "sv-agreement-by-attractor": dl_attract, "wrong-pairs": dl_wrong}
     views = {"status": status, "overall": overall, "phenomenon": phen_plot, "length": length_plot,
              "paradigm_phenomena": para_phen, "paradigm": para_plot, "ensembles_table": ens_tbl,
              "ensembles_figure": ens_plot, "ab_figure": ab_plot, "ab_table": ab_tbl, "shuffle": shuffle_plot,
              "attractors": attract_plot, "findings": findings, "wrong_note": wrong_note, "wrong": wrong,
              "wrong_state": wrong_state, "wrong_phenomena": wrong_phen,
              **{f"csv:{k}": by_name[k] for k in DOWNLOADS}}
-    assert set(views) == set(VIEWS) | {f"csv:{k}" for k in DOWNLOADS}  # every view has its component
+    assert set(views) == set(VIEWS) | {f"csv:{k}" for k in DOWNLOADS}  # every registered view has its component
     # Two steps a refresh: the figures and tables (seconds: bootstrap intervals), then the wrong-pairs list
     # (a query), which reads its controls when the figures are done; the list's own controls redo it alone.
-    wrong_views_ = {k: views[k] for k in (*WRONG_VIEWS, "csv:wrong-pairs")}
+    wrong_views_ = {k: views[k] for k in (*WRONG_VIEWS, *(f"csv:{d}" for d in WRONG_DOWNLOADS))}
     figure_views = {k: v for k, v in views.items() if k not in wrong_views_}
     figures = dict(fn=by_component(render_figures, figure_views), inputs=refresh_inputs,
                    outputs=list(figure_views.values()))

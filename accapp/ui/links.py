@@ -1,4 +1,4 @@
-"""Links that reproduce what a tab shows: the tab's inputs in the page URL's query string (issue 19, item 1).
+"""Links that reproduce what a tab shows: the tab's inputs in the page URL's query string.
 
 Pure functions only: a raw query (string or mapping) -> checked values, and values -> query string.
 The tabs wire them to the page: a ``js=`` snippet keeps the URL up to date (history.replaceState),

@@ -1,5 +1,5 @@
 """The Probe tab's method lists, whose choices follow the model: a causal LM's methods, or a masked
-LM's (issue 34). A request sent while the page still shows the lists of the model before (a pick fires
+LM's. A request sent while the page still shows the lists of the model before (a pick fires
 its event twice, the second with the values from before the first answer; Compare pressed at once)
 carries method ids that are no longer among the choices. Gradio refuses such a request outright
 ("Value: 'lp' ... is not in the list of choices", a traceback in the log); these inputs leave the

@@ -82,7 +82,7 @@ LEGEND_WIDTH = 34  # characters of a legend entry on one line
 
 
 # Every figure of the app is plotly_white. As the default, a new figure takes it at no cost; named in
-# each update_layout, plotly validated a copy of it every time (8 ms a figure, the same JSON).
+# each update_layout, plotly validated a copy of it every time (the same JSON; docs/performance.md).
 pio.templates.default = "plotly_white"
 
 
@@ -229,7 +229,7 @@ def differing_runs(differs: list[bool]) -> list[tuple[int, int]]:
 
 def band(lo: int, hi: int, axis: str = "") -> dict:
     """The yellow band behind columns lo..hi, the plot's full height (axis "2": the second row). One
-    shape of a list set at once: plotly's add_vrect took 1.7 ms a band."""
+    shape of a list set at once: plotly's add_vrect validates the figure once a band."""
     return dict(type="rect", xref=f"x{axis}", yref=f"y{axis} domain", x0=lo - 0.5, x1=hi + 0.5, y0=0, y1=1,
                 fillcolor=DIFF_BAND, line_width=0, layer="below")
 

@@ -134,7 +134,7 @@ def png_name(kind: str, report: dict, unit: str, view: str) -> str:
 
 
 def with_png_name(fig, name: str):
-    """The figure itself as a PngFigure (no copy: PngFigure adds a method, no state; a copy cost 9 ms)."""
+    """The figure itself as a PngFigure (no copy: PngFigure adds a method, no state; a copy revalidates the figure)."""
     if fig is None:
         return None
     fig.__class__ = PngFigure
@@ -241,7 +241,7 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
 
 
 def expected_outputs(saved, unit):
-    """What the first model expected instead, and every token of the models shown (issue 34, items 11, 14)."""
+    """What the first model expected instead, and every token of the models shown."""
     reports = (saved or {}).get("reports") or []
     if not reports or reports[0] is None:
         return "", gr.update(value=None)
@@ -576,7 +576,7 @@ def build() -> ProbeTab:
     url = dict(fn=None, inputs=url_inputs, outputs=None, js=links.PROBE_URL_JS, api_visibility="undocumented", queue=False)
     for e in events:
         e.then(**url)
-    # The answer in view as the probe starts (issue 34), whichever button or tab started it: the
+    # The answer in view as the probe starts, whichever button or tab started it: the
     # status line's first note of a probe (STARTED) scrolls the page to it; the first stage fills in below.
     status.change(None, [status], None, js=SCROLL_JS, api_visibility="undocumented", queue=False)
     stop_btn.click(stop_probe, None, [status], cancels=events, api_visibility="undocumented", queue=False)

@@ -167,7 +167,7 @@ def headline_html(report: dict | None, status: str = "") -> str:
              f"<div class='acc-verdict'>{esc(text)}</div>",
              f"<div class='acc-pair'><span class='g'>✓ {esc(report['good'])}</span><br>"
              f"<span class='b'>✗ {esc(report['bad'])}</span></div>"]
-    if report.get("humans"):  # a pair of a built-in rated set: the humans' z-scores beside the verdict (issue 36)
+    if report.get("humans"):  # a pair of a built-in rated set: the humans' z-scores beside the verdict
         parts.append(f"<div class='acc-humans'>👥 {esc(ratings.humans_line(report['humans']))}</div>")
     for w in report.get("warnings") or []:  # first: a warning can say why the votes below mean little
         parts.append(f"<div class='acc-warning'>⚠ {esc(w)}</div>")

@@ -1,4 +1,4 @@
-"""Human ratings beside the model (issue 36; Hu et al. 2025's prediction 2), drawn: r with its interval
+"""Human ratings beside the model (Hu et al. 2025's prediction 2), drawn: r with its interval
 per method, a scatter of the pairs (hover: both sentences), r by bins of meaning distance, and the
 pairs as a table whose rows open in the probe. The numbers come from :mod:`accapp.service.ratings`;
 every string through esc. Used by Score a file (a file with ratings) and Explore ("Human ratings")."""

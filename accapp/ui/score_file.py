@@ -363,7 +363,7 @@ def failed_html(message: str) -> str:
 def run_score_in_page(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None,
                       progress=gr.Progress()):
     """The tab's handler: run_score, with a refusal (a malformed file, a stopped job) shown in the
-    summary box, where it stays until the next run, and the old results cleared (issue 34, item 9)."""
+    summary box, where it stays until the next run, and the old results cleared."""
     try:
         yield from run_score(path, model_id, methods, layout, tokens, request, progress)
     except gr.Error as exc:
