@@ -154,12 +154,6 @@ def engine_facts(engine) -> dict:
             "quantization": getattr(lm, "quantization", None)}
 
 
-def _commit() -> str | None:
-    from accapp.runner.runner import _commit as commit
-
-    return commit()
-
-
 # ---- running ---------------------------------------------------------------------------------
 def run_suites(engine, sources: list[SuiteSource], out: Path, progress: bool = True) -> dict:
     """Score (or resume) the suites with a causal LM engine into the run folder; returns a summary
@@ -169,7 +163,8 @@ def run_suites(engine, sources: list[SuiteSource], out: Path, progress: bool = T
     check_causal(engine)
     facts = engine_facts(engine)
     model = facts["model"]
-    commit = _commit()
+    versions = _versions()  # once: a commit made during the run is not this run's code
+    commit = versions.get("commit")
     out = Path(out)
     for collection in dict.fromkeys(s.collection for s in sources):
         if run_dir(out, model, collection).is_dir():  # what a killed run (kill -9) left half-written
@@ -208,7 +203,7 @@ def run_suites(engine, sources: list[SuiteSource], out: Path, progress: bool = T
             _write_with_meta(outcomes, outcomes_path(out, model, src.collection, src.id))
             per_suite[src.id] = {"items": len(src.suite.items), "accuracy": scored.evaluation.accuracy,
                                  "seconds": seconds}
-            _update_manifest(out, model, src.collection, facts, commit, meta)
+            _update_manifest(out, model, src.collection, facts, versions, meta)
     finally:
         bar.close()
     return {"model": model, "suites_written": len(todo), "suites_skipped": len(skipped),
@@ -216,10 +211,10 @@ def run_suites(engine, sources: list[SuiteSource], out: Path, progress: bool = T
             "folders": sorted({str(run_dir(out, model, s.collection)) for s in sources})}
 
 
-def _update_manifest(out: Path, model: str, collection: str, facts: dict, commit: str | None, unit: dict) -> None:
+def _update_manifest(out: Path, model: str, collection: str, facts: dict, versions: dict, unit: dict) -> None:
     path = run_dir(out, model, collection) / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    manifest.update({**facts, "collection": collection, "commit": commit, "versions": _versions()})
+    manifest.update({**facts, "collection": collection, "commit": versions.get("commit"), "versions": versions})
     if collection == SHIPPED:
         manifest["source"] = SHIPPED_SOURCE
     manifest.setdefault("suites", {})[unit["suite"]] = {k: unit[k] for k in ("sha256", "source", "items", "predictions",
@@ -240,6 +235,17 @@ def consolidated_paths(folder: Path, model: str, collection: str = SHIPPED) -> d
     return {"regions": base.with_name(base.name + ".regions.parquet"),
             "outcomes": base.with_name(base.name + ".outcomes.parquet"),
             "manifest": base.with_name(base.name + ".manifest.json")}
+
+
+SMALL_INTS = {"item": "int32", "region_number": "int16", "prediction": "int16"}
+
+
+def _write_compact(df: pd.DataFrame, path: Path) -> Path:
+    """zstd; small integer types; dictionary encoding except for the surprisals (float64, as the
+    predictions were decided on) and the outcomes' values."""
+    df = df.astype({c: t for c, t in SMALL_INTS.items() if c in df.columns})
+    return _write_with_meta(df, path, compression="zstd", compression_level=9,
+                            use_dictionary=[c for c in df.columns if c not in ("surprisal_bits", "values")])
 
 
 def consolidate_suites(runs: Path, out: Path, model: str | None = None, collection: str = SHIPPED) -> list[Path]:
@@ -275,9 +281,11 @@ def consolidate_suites(runs: Path, out: Path, model: str | None = None, collecti
             ["suite", "item", "condition", "region_number"], kind="stable")
         outcomes = pd.concat(frames["outcomes"], ignore_index=True).sort_values(["suite", "item", "prediction"], kind="stable")
         for kind, df in (("regions", regions), ("outcomes", outcomes)):
-            text = [c for c in df.columns if df[c].dtype == object and c != "values"]
-            _write_with_meta(df.reset_index(drop=True), paths[kind], compression="zstd", use_dictionary=text)
-        merged = {**manifest, "suites": suites, "compute_seconds": round(sum(s["seconds"] or 0 for s in suites.values()), 1),
+            _write_compact(df.reset_index(drop=True), paths[kind])
+        commits = sorted({str(u["commit"]) for u in suites.values()})  # the code that scored the units
+        commit = commits[0] if len(commits) == 1 else commits
+        merged = {**manifest, "commit": commit, "versions": {**manifest.get("versions", {}), "commit": commit},
+                  "suites": suites, "compute_seconds": round(sum(s["seconds"] or 0 for s in suites.values()), 1),
                   "files": {k: p.name for k, p in paths.items() if k != "manifest"}}
         write_json_atomic(merged, paths["manifest"])
         written += [paths["regions"], paths["outcomes"]]
