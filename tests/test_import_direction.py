@@ -25,7 +25,8 @@ ALLOWED = {
     "analysis": {"store", "suites"},  # suites: the shipped suites' circuits and published accuracies
     # Above service: a Ray worker gets its engine from the model host, as the app and the API do.
     "runner": {"models", "scoring", "methods", "engine", "service", "suites"},
-    "service": {"models", "methods", "engine", "store", "analysis"},  # not runner: the benchmarks are a leaf
+    # not runner: the benchmarks are a leaf; suites: the Design view scores a typed item as a one-item suite
+    "service": {"models", "methods", "engine", "store", "analysis", "suites"},
     "public": {"models", "methods", "engine", "service"},  # engines from the model host
     "cli": {"models", "methods", "engine", "runner", "analysis", "store", "suites"},
     # SyntaxGym test suites: reading, formulas, region surprisals from the scoring layer's word probabilities
