@@ -66,6 +66,15 @@ class PairResult:
         return [s.as_dict() for s in self.scores]
 
 
+@dataclass
+class StringResult:
+    """One string scored on its own: {method id: score} under the per-string methods, and its tokens."""
+
+    text: str
+    scores: dict
+    n_tokens: int  # tokens of the bare string (special tokens excluded)
+
+
 def token_view(result) -> tuple[list[dict], object]:
     """(per-token {token, start, end, logprob}, detail or None) of a sentence's token result."""
     if isinstance(result, SeqResult):
@@ -201,6 +210,24 @@ class Engine:
                         for key, s in (("good", pair.good), ("bad", pair.bad))} if topk and not pair.context else None
             out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off, expected))
         return out
+
+    def score_strings(self, texts: list[str], methods=None, language: str | None = None) -> list[StringResult]:
+        """Score checked strings (see check_sentence) one by one under the per-string methods ('all' or
+        None: every one the model's kind has; a method that needs a pair raises UserError), sharing every
+        forward pass, as score_pairs does for pairs."""
+        from accapp.methods import resolve_strings
+
+        methods = resolve_strings(methods, self.kind)
+        lang = language or self.language or detect_language(*texts)
+        ctx = self.context(lang)
+        requests: dict = {}
+        for t in texts:
+            for r in self._token_requests(t) + [r for m in methods for r in m.string_requests(t, ctx)]:
+                requests[r] = None
+        results = self.scorer.execute(list(requests))
+        res = results.__getitem__
+        return [StringResult(t, {m.id: float(m.score_string(t, ctx, res)) for m in methods},
+                             len(token_view(results[self._token_requests(t)[0]])[0])) for t in texts]
 
     def token_scores(self, sentences: list[str]) -> list[tuple[list[dict], object]]:
         """Per sentence (checked like a pair's): its per-token log-probs {token, start, end,

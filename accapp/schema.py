@@ -18,6 +18,16 @@ RESULT_COLUMNS: dict[str, str] = {
 }
 ROW_COLUMNS = list(RESULT_COLUMNS)
 
+# The columns of a results file of single labelled sentences (one row per sentence x method): `label`
+# is 1 for an acceptable sentence, 0 for one that is not; `score` is the method's score of the sentence
+# alone, in `unit` (the method's, "log" or "log/token"); `len` its tokens.
+SENTENCE_RESULT_COLUMNS: dict[str, str] = {
+    "model": "VARCHAR", "benchmark": "VARCHAR", "paradigm": "VARCHAR", "phenomenon": "VARCHAR",
+    "sentence_id": "VARCHAR", "label": "TINYINT", "method": "VARCHAR", "score": "DOUBLE", "unit": "VARCHAR",
+    "len": "INTEGER", "sentence": "VARCHAR",
+}
+SENTENCE_ROW_COLUMNS = list(SENTENCE_RESULT_COLUMNS)
+
 # Ide et al. 2025 §6's voting ensembles, in display order (their settings: methods/formulas.py).
 ENSEMBLE_METHODS = ("ens_p_only", "ens_mix_p3", "ens_mix_l3", "ens_l_only")
 

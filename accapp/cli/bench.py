@@ -7,13 +7,16 @@ from pathlib import Path
 
 def cmd_bench(args) -> int:
     from accapp.cli import model_kind
-    from accapp.methods import resolve
+    from accapp.errors import UserError
+    from accapp.methods import resolve, resolve_strings
     from accapp.runner.runner import check_scorable
 
-    check_scorable(args.benchmark)  # an unknown id or a shape the runner does not score, before a model loads
+    shape = check_scorable(args.benchmark)  # an unknown id, before a model loads
+    if shape == "sentences" and args.ray is not None:
+        raise UserError(f"{args.benchmark} is single sentences: score it without --ray (the Ray runner scores pairs).")
     models = [m.strip() for m in args.model.split(",") if m.strip()]
-    for model in models:  # bad models or method ids fail before a model loads
-        resolve(args.methods, model_kind(args, model))
+    for model in models:  # bad models or method ids (a pair's method for single sentences) fail before a model loads
+        (resolve_strings if shape == "sentences" else resolve)(args.methods, model_kind(args, model))
     paradigms = [p for p in (args.paradigms or "").split(",") if p] or None
     ray = connected = None
     if args.ray is not None:  # one connection for every model of the run (a clear message without Ray)
@@ -30,19 +33,57 @@ def cmd_bench(args) -> int:
 
 
 def _bench_model(args, model: str, paradigms) -> None:
-    from accapp.benchmarks import bench_name
-    from accapp.runner.runner import consolidate, consolidated_path, restore_units
+    from accapp.benchmarks import bench_name, shape_of
+    from accapp.runner import runner, sentences
 
+    steps = sentences if shape_of(args.benchmark) == "sentences" else runner  # restore_units, consolidate
     if args.consolidate_to:
-        restored = restore_units(consolidated_path(Path(args.consolidate_to), model, bench_name(args.benchmark)), Path(args.out))
+        shipped = runner.consolidated_path(Path(args.consolidate_to), model, bench_name(args.benchmark))
+        restored = steps.restore_units(shipped, Path(args.out))
         if restored:
             print(f"resumed from {args.consolidate_to}: {restored} unit files restored")
-    _print_summary(_run_one(args, model, paradigms))
-    _ratings_report(args, model)
+    if steps is sentences:
+        _print_sentence_summary(_run_sentences(args, model, paradigms))
+    else:
+        _print_summary(_run_one(args, model, paradigms))
+        _ratings_report(args, model)
     if args.consolidate_to:
         # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
-        for path in consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
+        for path in steps.consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
             print(f"consolidated: {path}")
+
+
+def _engine(args, model: str):
+    import argparse
+
+    from accapp.cli import engine_from_args  # the same model options as `score`
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return engine_from_args(argparse.Namespace(**{**vars(args), "model": model}))
+
+
+def _run_sentences(args, model: str, paradigms) -> dict:
+    """One model's run over single sentences, in this process (the per-string methods)."""
+    from accapp.runner.sentences import run_sentences
+
+    return run_sentences(_engine(args, model), args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed,
+                         paradigms, block_size=args.block_size)
+
+
+def _print_sentence_summary(summary: dict) -> None:
+    n, seconds = summary["sentences_scored"], summary["seconds"]
+    line = (f"{summary['model']} {summary['benchmark']}: units written: {summary['units_written']}, "
+            f"skipped (already done): {summary['units_skipped']}")
+    if summary["units_failed"]:
+        line += f", failed: {summary['units_failed']} (listed in {summary['failed_file']}; a rerun tries them again)"
+    print(line + f"; {n} sentences in {seconds:.1f} s ({n / seconds if seconds else 0.0:.2f} sentences/s)")
+    if summary["sentences_failed"]:
+        first = summary["errors"][0]
+        print(f"sentences not scored: {summary['sentences_failed']} (listed in {summary['errors_file']}); "
+              f"first: sentence {first['sentence_id']}: {first['error']}")
 
 
 def _ratings_report(args, model: str) -> None:
@@ -78,17 +119,8 @@ def _run_one(args, model: str, paradigms) -> dict:
 
     block_size = args.block_size  # None: the runner's default for these methods (runner.default_block_size)
     if args.ray is None:
-        import argparse
-
-        from accapp.cli import engine_from_args  # the same model options as `score`
-
-        if args.threads:
-            import torch
-
-            torch.set_num_threads(args.threads)
-        engine = engine_from_args(argparse.Namespace(**{**vars(args), "model": model}))
-        return run_benchmark(engine, args.benchmark, args.methods, Path(args.out), args.per_paradigm, args.seed, paradigms,
-                             block_size=block_size)
+        return run_benchmark(_engine(args, model), args.benchmark, args.methods, Path(args.out), args.per_paradigm,
+                             args.seed, paradigms, block_size=block_size)
     from accapp.runner.ray_runner import run_benchmark_ray
 
     config = {"model": model, "dtype": args.dtype, "quantization": args.quantization, "language": args.language,
@@ -123,10 +155,11 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_consolidate(args) -> int:
-    from accapp.runner.runner import consolidate
+    from accapp.runner import runner, sentences
 
-    for path in consolidate(Path(args.runs), Path(args.out), args.model, args.benchmark):
-        print(path)
+    for steps in (runner, sentences):  # pairs, then single sentences
+        for path in steps.consolidate(Path(args.runs), Path(args.out), args.model, args.benchmark):
+            print(path)
     return 0
 
 

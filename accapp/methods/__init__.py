@@ -68,6 +68,25 @@ def method_ids(kind: str | None = None) -> list[str]:
     return [i for i, d in descriptors().items() if kind is None or d.kind == kind]
 
 
+def string_method_ids(kind: str | None = None) -> list[str]:
+    """The ids of the methods that score one string on its own (Method.per_string), in display order:
+    the ones that score single labelled sentences."""
+    return [i for i, m in all_methods().items() if m.per_string and (kind is None or m.kind == kind)]
+
+
+def resolve_strings(ids, kind: str | None = "causal") -> list:
+    """Method objects for scoring single strings: 'all' or None = every per-string method of the kind;
+    ids of methods that need a pair raise UserError in one sentence."""
+    if parse_ids(ids) is None:
+        return [all_methods()[i] for i in string_method_ids(kind)]
+    found = resolve(ids, kind)
+    paired = [m.id for m in found if not m.per_string]
+    if paired:
+        raise UserError(f"Method(s) {name_some(paired)} compare the two sentences of a pair and cannot score a single "
+                        f"sentence; the methods that can: {', '.join(string_method_ids(kind))}.")
+    return found
+
+
 def parse_ids(ids) -> list[str] | None:
     """Method ids from a list or a comma-separated string, duplicates dropped; None means all.
     More than MAX_METHOD_IDS ids (repeats included), or anything but a string or a list, raise UserError."""

@@ -142,11 +142,23 @@ class Method:
     def templates(self, ctx: Context) -> list[str]:
         return ["-"]
 
+    # True for a method that scores one string on its own (string_requests, score_string): it scores
+    # single labelled sentences as well as pairs. A method that needs both sentences of a pair does not.
+    per_string: bool = False
+
     def requests(self, pair, ctx: Context) -> list:
         raise NotImplementedError
 
     def score(self, pair, ctx: Context, res: Results) -> list[MethodScore]:
         raise NotImplementedError
+
+    def string_requests(self, text: str, ctx: Context, context: str = "") -> list:
+        """The requests that score one string on its own (a per-string method only)."""
+        raise NotImplementedError(f"{self.id} needs a pair")
+
+    def score_string(self, text: str, ctx: Context, res: Results, context: str = "") -> float:
+        """One string's score (a per-string method only)."""
+        raise NotImplementedError(f"{self.id} needs a pair")
 
     def describe(self) -> dict:
         return {"id": self.id, "family": self.family, "kind": self.kind, "name": self.name, "formula": self.formula,

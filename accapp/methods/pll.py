@@ -44,5 +44,13 @@ class PLLMethod(Method):
         g, b = (res(r).scores[self.variant] for r in self.requests(pair, ctx))
         return [judged(self.id, "-", g, b)]
 
+    per_string = True
+
+    def string_requests(self, text, ctx, context=""):
+        return [PLLRequest(text, self.variant, word_rule(ctx), context)]
+
+    def score_string(self, text, ctx, res, context=""):
+        return res(self.string_requests(text, ctx, context)[0]).scores[self.variant]
+
 
 PLL_METHODS = tuple(PLLMethod(v) for v in VARIANTS)

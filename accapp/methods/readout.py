@@ -18,6 +18,14 @@ class SentenceReadout(Method):
         # size: the terms' size of the score, where the score does not show it (methods/ties.py)
         self.id, self._fn, self._size = id, fn, size
 
+    per_string = True
+
+    def string_requests(self, text, ctx, context=""):
+        return [SeqRequest((text,), context)]
+
+    def score_string(self, text, ctx, res, context=""):
+        return self._fn(res(SeqRequest((text,), context)).logprobs, ctx)
+
     def requests(self, pair, ctx):
         return [SeqRequest((pair.good,), pair.context), SeqRequest((pair.bad,), pair.context)]
 
@@ -38,6 +46,10 @@ def _unigram_of(ctx: Context, request: SeqRequest, res):
 
 class UnigramReadout(SentenceReadout):
     """A score of the sentence's token log-probs and their unigram log-probs."""
+
+    def score_string(self, text, ctx, res, context=""):
+        req = SeqRequest((text,), context)
+        return self._fn(res(req).logprobs, _unigram_of(ctx, req, res))
 
     def score(self, pair, ctx, res):
         vals, sizes = [], []

@@ -148,14 +148,38 @@ class BlockResult:
     pid: int = 0  # the process that scored it
 
 
-def check_scorable(benchmark: str) -> None:
-    """UserError, before any model loads, for a benchmark the runner cannot score: an unknown id, or a
-    shape other than pairs."""
+def check_scorable(benchmark: str) -> str:
+    """A benchmark's shape, or UserError before any model loads for an unknown id (one sentence listing
+    the known ones). Pairs run here (BenchmarkRun); single sentences in runner/sentences.py."""
     if bench_name(benchmark) == benchmark and not Path(benchmark).exists():
-        load_benchmark(benchmark)  # an unknown id: one sentence listing the known ones
+        load_benchmark(benchmark)
+    return shape_of(benchmark)
+
+
+def check_pairs_shape(benchmark: str) -> None:
+    """UserError for a benchmark that is not pairs (BenchmarkRun, the Ray runner's too, scores pairs)."""
     if shape_of(benchmark) not in PAIR_SHAPES:
-        raise UserError(f"{label_of(benchmark)} is {shape_of(benchmark)}, not pairs: the runner scores minimal pairs "
-                        "only (scoring single sentences with the LP family is not written yet; docs/datasets.md).")
+        raise UserError(f"{label_of(benchmark)} is {shape_of(benchmark)}, not pairs: this runner scores minimal pairs "
+                        "only; single sentences are scored by the serial runner (accapp bench without --ray).")
+
+
+def open_manifest(manifest: dict, path: Path) -> dict:
+    """A run's manifest merged with the one an earlier run left at `path` (its start, its methods and
+    templates, its compute time kept; another convention refused), written there."""
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old.get("convention", "project") != manifest["convention"]:  # one convention a results folder
+            raise UserError(f"{path.parent} holds results of the {old.get('convention', 'project')!r} "
+                            f"convention; run the {manifest['convention']!r} convention into another --out folder.")
+        manifest["started"] = old.get("started", manifest["started"])
+        # A run of other methods keeps the methods and templates earlier runs wrote units for.
+        manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))
+        manifest["templates"] = {**old.get("templates", {}), **manifest["templates"]}
+        manifest["template_sources"] = {**old.get("template_sources", {}), **manifest["template_sources"]}
+        if "compute_seconds" in old:
+            manifest["compute_seconds"] = old["compute_seconds"]
+    write_json_atomic(manifest, path)
+    return manifest
 
 
 def describe(engine, methods, language: str | None = None) -> dict:
@@ -256,6 +280,7 @@ class BenchmarkRun:
         self.templates = {m: info["templates"][m] for m in info["methods"]}
         self.on_unit = on_unit
         check_scorable(benchmark)
+        check_pairs_shape(benchmark)
         sample = stratified_sample(load_benchmark(benchmark), per_paradigm, seed)
         if paradigms:
             sample = sample[sample.paradigm.isin(paradigms)]
@@ -277,20 +302,7 @@ class BenchmarkRun:
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "pairs_identical": self.pairs_identical, "pairs_duplicated": self.pairs_duplicated,
         }
-        if self.manifest_path.exists():
-            old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-            if old.get("convention", "project") != manifest["convention"]:  # one convention a results folder
-                raise UserError(f"{self.manifest_path.parent} holds results of the {old.get('convention', 'project')!r} "
-                                f"convention; run the {manifest['convention']!r} convention into another --out folder.")
-            manifest["started"] = old.get("started", manifest["started"])
-            # A run of other methods keeps the methods and templates earlier runs wrote units for.
-            manifest["methods"] = list(dict.fromkeys(old.get("methods", []) + manifest["methods"]))
-            manifest["templates"] = {**old.get("templates", {}), **manifest["templates"]}
-            manifest["template_sources"] = {**old.get("template_sources", {}), **manifest["template_sources"]}
-            if "compute_seconds" in old:
-                manifest["compute_seconds"] = old["compute_seconds"]
-        self.manifest = manifest
-        write_json_atomic(manifest, self.manifest_path)
+        self.manifest = manifest = open_manifest(manifest, self.manifest_path)
         self.earlier = manifest.get("compute_seconds", 0.0)
 
         self.blocks, self.units_skipped = plan_blocks(sample, self.out, self.model, self.bench, self.templates, block_size)
@@ -471,12 +483,12 @@ STORED_FLOAT32 = ("score_good", "score_bad")
 STORED_SCORES = "float32 (verdicts made in float64 before storing)"
 
 
-def write_results_file(df: pd.DataFrame, path: Path) -> Path:
-    """Write a consolidated results file atomically: zstd, the scores as float32 (STORED_FLOAT32)."""
-    df = df.astype({c: "float32" for c in STORED_FLOAT32})
+def write_results_file(df: pd.DataFrame, path: Path, floats: tuple[str, ...] = STORED_FLOAT32) -> Path:
+    """Write a consolidated results file atomically: zstd, the score columns `floats` as float32."""
+    df = df.astype({c: "float32" for c in floats})
     return write_parquet_atomic(df, path, compression="zstd",
-                                use_dictionary=[c for c in df.columns if c not in STORED_FLOAT32],
-                                use_byte_stream_split=list(STORED_FLOAT32))
+                                use_dictionary=[c for c in df.columns if c not in floats],
+                                use_byte_stream_split=list(floats))
 
 
 def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: str | None = None) -> list[Path]:
@@ -490,6 +502,8 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
     for manifest_path in sorted(runs.glob("*/*/manifest.json")):
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         if (model_id and manifest["model"] != model_id) or (benchmark and manifest["benchmark"] != benchmark):
+            continue
+        if manifest.get("shape", "pairs") not in PAIR_SHAPES:  # single sentences: runner/sentences.py
             continue
         units = manifest_path.parent / "units"
         files = sorted(units.glob("*/*/*.parquet"))
