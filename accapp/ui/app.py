@@ -40,7 +40,7 @@ from accapp.service.file_jobs import file_queue  # noqa: E402
 from accapp.service.host import get_state, stop_and_exit  # noqa: E402
 from accapp.service.messages import message_of  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
-from accapp.ui import about, cite, explore, gallery, gradio_internals, links, probe, queues, score_file  # noqa: E402
+from accapp.ui import about, cite, design_view, explore, gallery, gradio_internals, links, probe, queues, score_file  # noqa: E402
 from accapp.ui.common import CSS  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 
@@ -331,13 +331,15 @@ def build_app() -> gr.Blocks:
     # Uploads and result files older than an hour are removed every 30 minutes (and all at exit).
     with CheckedBlocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
         gr.HTML(HEADER)
-        # overflow_behavior="wrap": on a phone the five tabs wrap onto two lines, every label in view
+        # overflow_behavior="wrap": on a phone the six tabs wrap onto two lines, every label in view
         # (Gradio's default hides those that do not fit behind an unlabelled "•••")
         with gr.Tabs(selected="probe", elem_id="main-tabs", overflow_behavior="wrap") as tabs:
             with gr.Tab("Probe a pair", id="probe", elem_id="tab-probe"):
                 probe_tab = probe.build()
+            with gr.Tab("Design (2-4 conditions)", id=design_view.TAB_ID, elem_id="tab-design"):
+                design_tab = design_view.build()
             with gr.Tab("Explore results", id="explore", elem_id="tab-explore") as explore_tab:
-                ex = explore.build(probe_tab, tabs, "probe")
+                ex = explore.build(probe_tab, tabs, "probe", design_tab)
             with gr.Tab("Score a file", id="file", elem_id="tab-file"):
                 score_file.build(probe_tab, tabs, "probe")
             with gr.Tab("Teaching gallery", id="gallery", elem_id="tab-gallery"):
@@ -346,6 +348,7 @@ def build_app() -> gr.Blocks:
                 about.build()
         cite.build()
         probe.wire_links(demo, probe_tab)  # a shared probe link fills the Probe tab and runs it
+        design_view.wire_links(demo, design_tab, tabs)  # a shared design link fills the Design tab and runs it
         gr.api(probe.probe_api, api_name="probe", concurrency_id=PROBE_QUEUE,
                api_description="Score one minimal pair with every selected method; returns the verdict table.")
         gr.api(status, api_name="status", queue=False, api_visibility="undocumented",

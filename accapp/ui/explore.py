@@ -33,7 +33,7 @@ from accapp.service.explore import (  # noqa: F401 - the tab's names for the vie
     model_label,
     write_csv,
 )
-from accapp.ui import hu_levy_view, links, plots, ratings_view
+from accapp.ui import hu_levy_view, links, plots, ratings_view, suites_view
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
 
 BEST_LABEL = "best template: chosen on these same pairs, an upper bound (Ide et al. 2025)"
@@ -425,7 +425,7 @@ def csv_button(name: str, label: str) -> gr.DownloadButton:
     return gr.DownloadButton(f"⬇ CSV: {label}", value=None, interactive=False, size="sm", elem_id=f"explore-csv-{name}")
 
 
-def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
+def build(probe, tabs, probe_tab_id: str, design=None) -> ExploreTab:
     gr.HTML(intro(
         "Explore the benchmark results",
         f"How each judgment method and model did on all of {' or '.join(svc.label_of(b) for b in BENCHMARKS)}: "
@@ -509,7 +509,10 @@ def build(probe, tabs, probe_tab_id: str) -> ExploreTab:
             hu_levy_html = gr.HTML("", elem_id="explore-hu-levy")
         with gr.Tab("Human ratings", elem_id="explore-ratings-tab") as ratings_tab:  # Hu et al. 2025, prediction 2
             ratings_io = ratings_view.build_explore(probe, tabs, probe_tab_id)
+        with gr.Tab("SyntaxGym test suites", elem_id="explore-suites-tab") as suites_tab:  # ui/suites_view.py
+            suites_section = suites_view.build(tabs, design)
     ratings_tab.select(ratings_view.explore_view, *ratings_io, api_visibility="undocumented")
+    suites_tab.select(**suites_section)
     wrong_state = gr.State(None)
 
     filters_inputs = [bench, model, methods, wrong_method, also]
