@@ -10,6 +10,11 @@ over paradigms) and accuracy per phenomenon (mean over its items), in percent, b
 ``accuracy_ties_wrong``, the project's rule (``ties``: judgments within the method's tie tolerance,
 counted wrong; the table shows it where it differs), and ``left_out``, pairs flagged "identical"
 (the same sentence twice) that no accuracy counts.
+
+Then, for each per-string measure the run holds (LP, MeanLP, PenLP, the Bayes factors, SLOR), one row
+with ``measure: "separation_auc"``: Hu et al. 2025's separation of every string pooled (§6.3; good
+sentences class 1), its 95 % bootstrap interval, and the strings it pools (accapp.analysis.separation).
+A benchmark of single labelled sentences (CoLA) has these rows only.
 """
 
 from __future__ import annotations
@@ -58,6 +63,32 @@ def report_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
     return out
 
 
+def separation_rows(store, model: str, benchmark: str, methods=None) -> list[dict]:
+    """One row per per-string measure of the run: method, template "-", measure "separation_auc", strings,
+    n_good, n_bad, auc, ci_low, ci_high, interval (how the interval is made)."""
+    from accapp.analysis.separation import INTERVAL_SOURCE, SEPARATION_METRICS, separation_intervals
+
+    if methods is not None and not store.has_sentences(model, benchmark):
+        methods = [m for m in methods if m in SEPARATION_METRICS]
+        if not methods:
+            return []
+    df = separation_intervals(store, model, benchmark, methods)
+    return [{"method": r.metric, "template": "-", "measure": "separation_auc", "strings": int(r.strings),
+             "n_good": int(r.n_good), "n_bad": int(r.n_bad), "auc": _num(r.auc), "ci_low": _num(r.ci_low),
+             "ci_high": _num(r.ci_high), "interval": INTERVAL_SOURCE} for r in df.itertuples(index=False)]
+
+
+def _separation_table(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    lines = ["", "separation AUC (Hu et al. 2025 §6.3: every string pooled, acceptable = class 1; "
+             f"{rows[0]['interval']})", f"{'method':27} {'strings':>8} {'good':>7} {'bad':>7} {'AUC':>7}  95 % interval"]
+    for r in rows:
+        lines.append(f"{r['method']:27} {r['strings']:>8} {r['n_good']:>7} {r['n_bad']:>7} {r['auc']:7.4f}  "
+                     f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}]")
+    return lines
+
+
 def _table(rows: list[dict], model: str, benchmark: str) -> str:
     phenomena = sorted({p for r in rows for p in r["by_phenomenon"]})
     short = [p[:10] for p in phenomena]
@@ -91,20 +122,37 @@ def cmd_report(args) -> int:
     from accapp.store import Store
 
     with Store(args.results) as store:
+        check_benchmark(store, args.benchmark)
         model = args.model
         if model is None:
-            models = store.models(args.benchmark)
+            models = store.models(args.benchmark) or store.sentence_models(args.benchmark)
             if len(models) != 1:
                 known = ", ".join(models) if models else "none"
                 raise UserError(f"Give --model; models with {args.benchmark} results: {known}.")
             model = models[0]
         methods = None if args.methods in (None, "", "all") else [m for m in args.methods.split(",") if m]
-        rows = report_rows(store, model, args.benchmark, methods)
+        sentences = store.has_sentences(model, args.benchmark)
+        rows = [] if sentences else report_rows(store, model, args.benchmark, methods)
+        separation = separation_rows(store, model, args.benchmark, methods)
     if args.format == "json":
-        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        print(json.dumps(rows + separation, ensure_ascii=False, indent=1))
     else:
-        print(_table(rows, model, args.benchmark))
+        head = [f"model: {model}   benchmark: {args.benchmark}   (single labelled sentences)"] if sentences else [
+            _table(rows, model, args.benchmark)]
+        print("\n".join(head + _separation_table(separation)))
     return 0
+
+
+def check_benchmark(store, benchmark) -> None:
+    """UserError, in one sentence listing the known ones, for a benchmark that is neither built in nor
+    in the results folder (a user file's results go under its name)."""
+    from accapp.benchmarks import NAMES
+    from accapp.errors import UserError
+
+    found = set(store.benchmarks()) | set(store.sentence_catalog().benchmark)
+    if benchmark not in NAMES and benchmark not in found:
+        known = list(NAMES) + sorted(found - set(NAMES))
+        raise UserError(f"Unknown benchmark {benchmark!r}; the known ones are {', '.join(known)}.")
 
 
 def register(sub, add_model_args=None) -> None:

@@ -6,7 +6,13 @@ as many as there are pairs; repeated sentences are not merged), each keeps its p
 score under the metric, and the ROC AUC (sklearn.metrics.roc_auc_score) is computed with
 good = class 1. AUC 0.5 = no separation, 1 = perfect. The metrics are methods whose
 score_good / score_bad are per-sentence scores: lp (log P), mean_lp, bayes_factor_uniform,
-bayes_factor_unigram, slor.
+bayes_factor_unigram, slor, and pen_lp.
+
+Its interval (separation_intervals): a percentile bootstrap stratified by class, the good strings and
+the bad ones each resampled with replacement at their own number (as ``scipy.stats.bootstrap`` does
+with two samples, method="percentile"), N_RESAMPLES times from a seeded numpy Generator. A benchmark of
+single labelled sentences (CoLA) pools its sentences (label 1 = class 1) from the store's
+``sentences`` view, every per-string method it holds.
 """
 
 from __future__ import annotations
@@ -19,10 +25,65 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from accapp.analysis.accuracy import correlation
+from accapp.analysis.intervals import LEVEL, N_RESAMPLES, SEED, percentile_interval
 from accapp.errors import UserError
 from accapp.store import Store
 
-SEPARATION_METRICS = ("lp", "mean_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor")
+SEPARATION_METRICS = ("lp", "mean_lp", "pen_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor")
+INTERVAL_COLUMNS = ["model", "benchmark", "metric", "strings", "n_good", "n_bad", "auc", "ci_low", "ci_high"]
+INTERVAL_SOURCE = (f"{LEVEL:.0%} percentile bootstrap, good and bad strings resampled apart, {N_RESAMPLES:,} "
+                   f"resamples, seed {SEED}")
+_CELLS = 4_000_000  # bound on a resampling chunk's cells (resamples x (strings + distinct scores))
+
+
+# ------------------------------------------------------------------------------------ pure maths
+def auc(good, bad) -> float:
+    """ROC AUC of good (class 1) against bad (class 0) scores, sklearn.metrics.roc_auc_score; NaN
+    when a class is empty."""
+    good, bad = np.asarray(good, dtype=float), np.asarray(bad, dtype=float)
+    if not len(good) or not len(bad):
+        return float("nan")
+    y = np.concatenate([np.ones(len(good)), np.zeros(len(bad))])
+    return float(roc_auc_score(y, np.concatenate([good, bad])))
+
+
+def bad_below(bad_counts: np.ndarray) -> np.ndarray:
+    """For counts of bad strings per distinct score (scores in increasing order, the last axis): how
+    many bad strings score below each score, those at it counting one half. A good string's share of
+    the bad ones it beats is this at its score over their number; the AUC is its mean over the good."""
+    n = np.asarray(bad_counts)
+    return np.cumsum(n, axis=-1) - 0.5 * n
+
+
+def _resampled_counts(levels: np.ndarray, size: int, n_levels: int, rng: np.random.Generator) -> np.ndarray:
+    """`size` resamples with replacement of strings given by their score's level: counts per level."""
+    idx = rng.integers(0, len(levels), size=(size, len(levels)))
+    flat = (np.arange(size)[:, None] * n_levels + levels[idx]).ravel()
+    return np.bincount(flat, minlength=size * n_levels).reshape(size, n_levels).astype(np.int32)
+
+
+def resampled_aucs(good, bad, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """AUCs of `n_resamples` stratified resamples: the bad and the good strings each drawn with
+    replacement at their own number (in chunks of resamples: the bad strings' draws, then the good's)."""
+    good, bad = np.asarray(good, dtype=float), np.asarray(bad, dtype=float)
+    values, inverse = np.unique(np.concatenate([good, bad]), return_inverse=True)
+    g, b = inverse[:len(good)], inverse[len(good):]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CELLS // (len(good) + len(bad) + len(values)))
+    out = np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        k = min(chunk, n_resamples - start)
+        below = bad_below(_resampled_counts(b, k, len(values), rng))
+        drawn = g[rng.integers(0, len(g), size=(k, len(g)))]
+        out[start:start + k] = np.take_along_axis(below, drawn, axis=1).sum(axis=1) / (len(g) * len(b))
+    return out
+
+
+def auc_interval(good, bad, n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = LEVEL) -> tuple[float, float]:
+    """The percentile bootstrap interval of the AUC (INTERVAL_SOURCE); NaN with fewer than 2 strings a class."""
+    if len(good) < 2 or len(bad) < 2:
+        return float("nan"), float("nan")
+    return percentile_interval(resampled_aucs(good, bad, n_resamples, seed), level)
 GROUPINGS = (None, "paradigm", "phenomenon")
 
 
@@ -101,3 +162,32 @@ def score_distributions(store: Store, model: str, benchmark: str, metrics: Itera
              WHERE model = $model AND benchmark = $benchmark AND list_contains($metrics, method)
              ORDER BY metric, label DESC, paradigm, pair_id"""
     return store.query(sql, {"model": model, "benchmark": benchmark, "metrics": metrics})
+
+
+# ------------------------------------------------------------------------------------ pooled strings
+def pooled_scores(store: Store, model: str, benchmark: str, metrics: Iterable[str] | str | None = None):
+    """Yield (metric, good scores, bad scores) of every string of a run: a benchmark of single sentences
+    by its labels (every method it holds, or `metrics`), a pair benchmark its good and its bad sentences
+    (the per-string methods it holds, SEPARATION_METRICS)."""
+    if store.has_sentences(model, benchmark):
+        rows = store.sentence_rows(model, benchmark, store.sentence_methods(model, benchmark, metrics))
+        rows = rows[np.isfinite(rows.score.to_numpy(dtype=float))]
+        for metric, g in rows.groupby("method", sort=True):
+            label = g.label.to_numpy()
+            score = g.score.to_numpy(dtype=float)
+            yield metric, score[label == 1], score[label == 0]
+        return
+    for metric, _, good, bad in _scores(store, model, benchmark, _metrics(store, model, benchmark, metrics), None):
+        yield metric, good, bad
+
+
+def separation_intervals(store: Store, model: str, benchmark: str, metrics: Iterable[str] | str | None = None,
+                         n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = LEVEL) -> pd.DataFrame:
+    """Separation AUC of every string of a run pooled (Hu et al. 2025 §6.3), with its bootstrap interval
+    (INTERVAL_SOURCE), one row per metric: INTERVAL_COLUMNS."""
+    out = []
+    for metric, good, bad in pooled_scores(store, model, benchmark, metrics):
+        lo, hi = auc_interval(good, bad, n_resamples, seed, level)
+        out.append({"model": model, "benchmark": benchmark, "metric": metric, "strings": len(good) + len(bad),
+                    "n_good": len(good), "n_bad": len(bad), "auc": auc(good, bad), "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(out, columns=INTERVAL_COLUMNS)

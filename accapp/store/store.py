@@ -6,7 +6,9 @@ Where it looks (``Store()`` with no arguments):
   ``*.parquet`` file there (not hidden, not in sub-folders) becomes part of the ``results``
   view, and ``<model>__<benchmark>.manifest.json`` beside it is read by :meth:`Store.manifest`.
   With no files the view exists and is empty, with the full column set. A file DuckDB cannot
-  read, or one without the key columns, is left out and listed in ``Store.skipped_files``.
+  read, or one without the key columns, is left out and listed in ``Store.skipped_files``. Results
+  of single labelled sentences (a ``sentence_id``, ``label`` and ``score`` column: CoLA) form the
+  ``sentences`` view instead (schema.SENTENCE_RESULT_COLUMNS), read by :meth:`Store.sentence_rows`.
 - published: ``<project>/precomputed/published``; each ``<name>.parquet`` there becomes a
   view ``published_<name>`` (``published_ide2025_accuracy``, ``published_blimp2020_human``,
   ``published_blimp_paradigms``...). ``scripts/convert_published.py`` writes them.
@@ -40,12 +42,13 @@ import pandas as pd
 from accapp import settings
 from accapp.errors import UserError
 from accapp.files import safe_name
-from accapp.schema import RESULT_COLUMNS
+from accapp.schema import RESULT_COLUMNS, SENTENCE_RESULT_COLUMNS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "precomputed" / "results"
 DEFAULT_PUBLISHED_DIR = PROJECT_ROOT / "precomputed" / "published"
 
+SENTENCE_KEYS = ("sentence_id", "label", "score")  # the columns that mark a results file of single sentences
 STORE_MEMORY_MB = 256  # DuckDB's memory_limit for the results store
 MEMO_MAX = 8  # frames Store.memo keeps (one Explore selection needs 1-3)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
@@ -122,7 +125,7 @@ class Store:
                 self.con.execute(f"DROP TABLE IF EXISTS {name}")
             self._derived: dict[str, set[tuple[str, str]]] = {}  # table -> the runs it holds
             found = sorted(p for p in self.results_dir.glob("*.parquet") if not p.name.startswith(".")) if self.results_dir.is_dir() else []
-            files, columns, skipped = [], set(), {}
+            files, columns, skipped, sentence_files = [], set(), {}, []
             for path in found:  # a file DuckDB cannot read, or without the key columns, is skipped (and reported)
                 try:
                     schema = self.con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
@@ -130,6 +133,9 @@ class Store:
                     skipped[path.name] = str(exc).splitlines()[0]
                     continue
                 names = {row[0] for row in schema}
+                if set(SENTENCE_KEYS) <= names:  # single labelled sentences: their own view
+                    sentence_files.append(path)
+                    continue
                 lacking = [c for c in ("model", "benchmark", "paradigm", "pair_id", "method", "correct") if c not in names]
                 if lacking:
                     skipped[path.name] = f"missing columns {', '.join(lacking)}"
@@ -140,7 +146,8 @@ class Store:
                     continue
                 files.append(path)
                 columns |= names
-            self.result_files, self.skipped_files = files, skipped
+            self.result_files, self.skipped_files, self.sentence_files = files, skipped, sentence_files
+            self._sentence_view(sentence_files)
             if files:
                 # a column no file has reads as NULL (template '-', variant and prediction '')
                 defaults = {"template": "'-'", "variant": "''", "prediction": "''", "flag": "''"}
@@ -160,6 +167,18 @@ class Store:
                     self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_string(p)})")
                     tables.append(name)
             self.published_tables = tables
+
+    def _sentence_view(self, files: list[Path]) -> None:
+        """The ``sentences`` view over the results files of single sentences (empty without any)."""
+        self._sentence_catalog: pd.DataFrame | None = None
+        types = SENTENCE_RESULT_COLUMNS
+        if files:
+            src = "read_parquet([" + ", ".join(_sql_string(p) for p in files) + "], union_by_name = true)"
+            cols = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t in types.items())
+            self.con.execute(f"CREATE OR REPLACE VIEW sentences AS SELECT {cols} FROM {src}")
+        else:
+            nulls = ", ".join(f"CAST(NULL AS {t}) AS {c}" for c, t in types.items())
+            self.con.execute(f"CREATE OR REPLACE VIEW sentences AS SELECT {nulls} WHERE false")
 
     def close(self) -> None:
         self.con.close()
@@ -279,6 +298,48 @@ class Store:
             self.skipped_files[path.name] = f"unreadable manifest: {exc}"
             return {}
         return manifest if isinstance(manifest, dict) else {}
+
+    # ----------------------------------------------------------------- single sentences
+    def sentence_catalog(self) -> pd.DataFrame:
+        """One row per (model, benchmark, method) of the single-sentence results, with its sentences (cached)."""
+        with self._lock:
+            if self._sentence_catalog is None:
+                self._sentence_catalog = self.query(
+                    "SELECT model, benchmark, method, count(*) AS sentences FROM sentences GROUP BY ALL "
+                    "ORDER BY model, benchmark, method")
+            return self._sentence_catalog
+
+    def has_sentences(self, model: str, benchmark: str) -> bool:
+        """True when the folder holds single-sentence results of the model on the benchmark."""
+        cat = self.sentence_catalog()
+        return bool(((cat.model == model) & (cat.benchmark == benchmark)).any())
+
+    def sentence_models(self, benchmark: str) -> list[str]:
+        cat = self.sentence_catalog()
+        return sorted(set(cat[cat.benchmark == benchmark].model))
+
+    def sentence_methods(self, model: str, benchmark: str, methods: Iterable[str] | str | None = None) -> list[str]:
+        """The methods of a single-sentence run (all when None), or UserError naming the known values."""
+        cat = self.sentence_catalog()
+        if not ((cat.model == model) & (cat.benchmark == benchmark)).any():
+            known = ", ".join(f"{m} on {b}" for m, b in sorted(set(zip(cat.model, cat.benchmark)))) or "none"
+            raise UserError(f"No single-sentence results for model {model!r} on {benchmark!r}; there are: {known}.")
+        present = sorted(set(cat[(cat.model == model) & (cat.benchmark == benchmark)].method))
+        if methods is None:
+            return present
+        wanted = list(dict.fromkeys([methods] if isinstance(methods, str) else methods))
+        bad = [m for m in wanted if m not in present]
+        if bad:
+            raise UserError(f"Unknown method {bad[0]!r} for {model} on {benchmark}; methods with results: {', '.join(present)}.")
+        return wanted
+
+    def sentence_rows(self, model: str, benchmark: str, methods: Iterable[str] | str | None = None) -> pd.DataFrame:
+        """The single-sentence rows of a run (schema.SENTENCE_RESULT_COLUMNS), by method and sentence."""
+        methods = self.sentence_methods(model, benchmark, methods)
+        return self.query(
+            "SELECT * FROM sentences WHERE model = $model AND benchmark = $benchmark AND list_contains($methods, method) "
+            "ORDER BY method, paradigm, length(sentence_id), sentence_id",
+            {"model": model, "benchmark": benchmark, "methods": methods})
 
     # ----------------------------------------------------------------- validation
     def check(self, model: str, benchmark: str, methods: Iterable[str] | None = None, template: str | None = None,
