@@ -145,7 +145,8 @@ def test_the_probe_tab_shows_the_region_in_its_unit(tiny_state):
     _check_sums(report)
     html = region_view.extras_html(saved, "nats")
     nats = report["region"]["good"]["region"]["surprisal_nats"]
-    assert f"{nats:.2f} nats" in html and "disgusts" in html and "Spill-over (next 1 word)" in html
+    assert f"{nats:.2f} nats" in html and "disgusts" in html and "Spill-over</abbr> (next 1 word)" in html
+    assert "In the region you marked, at “disgust / disgusts”" in report["headline"]["text"]
     assert "Kayla cooked all week." in html and "Scored after it: LP, MeanLP" in html
     assert f"{nats / LN2:.2f} bits" in region_view.extras_html(saved, "bits")
 

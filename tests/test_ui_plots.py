@@ -60,7 +60,7 @@ def test_bands_cover_each_run_of_differing_columns_and_signs_read_well():
                          {"good": "on", "bad": "on", "delta": -0.01, "differs": False}],
              "region": (1, 1), "region_delta": 1.9, "after_delta": -0.01}
     fig = plots.difference_figure(strip, "nats")
-    assert "words after it: +0.0 nats" in fig.layout.title.text
+    assert "spill-over (the next word): +0.0 nats" in fig.layout.title.text
     rect, line = fig.layout.shapes  # the band behind the region, then the zero line over the plot's width
     assert (rect.type, rect.x0, rect.x1, line.type, line.y0, line.y1) == ("rect", 0.5, 1.5, "line", 0, 0)
     with pytest.raises(ValueError):

@@ -62,14 +62,14 @@ def test_headline_and_difference_strip_by_hand():
     bad = words(("These", -10.0), ("casseroles", -14.0), ("disgusts", -19.0), ("Kayla", -14.0), (".", -1.5))
     strip = verdicts.difference_strip(good, bad)
     assert strip["region"] == [2, 2] and strip["region_delta"] == pytest.approx(4.0)
-    assert strip["after_delta"] == pytest.approx(-1.0 + 0.5)  # Kayla -1 nat, "." +0.5
+    assert strip["after_delta"] == pytest.approx(-1.0) and strip["after"] == [3]  # the spill-over: the next word, Kayla
     head = verdicts.headline("causal", [MethodScore("lp", "-", -55.0, -58.5)], {"good": good, "bad": bad}, "bits")
     assert head["verdict"] == "good" and head["margin"] == pytest.approx(3.5)
     assert head["where"] == "disgust / disgusts" and head["where_words"] == ["disgust / disgusts"]
-    assert head["region_delta"] == pytest.approx(4.0) and head["after_delta"] == pytest.approx(-0.5)
+    assert head["region_delta"] == pytest.approx(4.0) and head["after_delta"] == pytest.approx(-1.0)
     assert head["text"] == (f"LP prefers the acceptable sentence by {3.5 / LN2:.1f} bits. Where the sentences differ, at "
                             f"“disgust / disgusts”, the unacceptable sentence is {4 / LN2:.2f} bits more surprising; in the "
-                            f"words after it (spill-over), {0.5 / LN2:.2f} bits less surprising.")
+                            f"spill-over (the next word, “Kayla”), {1 / LN2:.2f} bits less surprising.")
     assert verdicts.headline_text(head, "nats").startswith("LP prefers the acceptable sentence by 3.5 nats")
     tie = verdicts.headline("causal", [MethodScore("lp", "-", -5.0, -5.0)], None)
     assert tie["verdict"] == "tie" and "cannot tell" in tie["text"]
@@ -125,3 +125,68 @@ def test_reliability_from_the_shipped_run(shipped):
     assert cache.get(shipped, "gemma3-270m", "climp")["ab_prompting"].top_share == pytest.approx(100.0)
     cache.get(shipped, "gemma3-270m", "blimp")
     assert len(cache._items) == 1  # bounded
+
+
+def _vote(method, vote, reliable=None):
+    from accapp.methods import descriptors
+
+    d = descriptors()[method]
+    return {"method": method, "name": d.name, "family": d.family, "vote": vote, "reliable": reliable}
+
+
+def test_split_explained_by_token_counts_on_the_readme_pair():
+    """The README's pair (casseroles disgust / disgusts): LP prefers the acceptable sentence, the
+    per-token readings the unacceptable one, which has one token more. The sentence says so from the
+    counts, and names the reading the papers recommend with its source."""
+    votes = [_vote("lp", "good"), _vote("mean_lp", "bad"), _vote("pen_lp", "bad"), _vote("slor", "bad"),
+             _vote("yes_no_prob_comp", "good"), _vote("ab_prompting", "none")]
+    split = verdicts.split_explained(votes, 8, 9)
+    assert split["for_good"] == ["LP", "Yes/No prob comp"] and split["for_bad"] == ["MeanLP", "PenLP", "SLOR"]
+    assert split["reason"].startswith("The unacceptable sentence has 1 token more (9 vs 8 tokens): LP adds up every "
+                                      "token's log-probability")
+    assert "MeanLP, PenLP and SLOR divide by the length in tokens, which lifts the longer sentence" in split["reason"]
+    assert "prefer the unacceptable one" in split["reason"]
+    assert "Ide et al. 2025" in split["advice"] and "here it prefers the acceptable sentence" in split["advice"]
+    # the other way round: the acceptable sentence is the longer one
+    other = verdicts.split_explained([_vote("lp", "bad"), _vote("mean_lp", "good")], 10, 8)
+    assert other["reason"].startswith("The acceptable sentence has 2 tokens more (10 vs 8 tokens)")
+    assert "MeanLP divides by the length in tokens" in other["reason"] and "it prefers the acceptable one" in other["reason"]
+
+
+def test_split_explained_with_equal_lengths_and_when_they_agree():
+    votes = [_vote("lp", "good"), _vote("mean_lp", "good"), _vote("slor", "bad"), _vote("ab_prompting", "bad")]
+    split = verdicts.split_explained(votes, 7, 7)
+    assert split["reason"].startswith("Both sentences have 7 tokens, so LP, MeanLP and PenLP cannot disagree over length.")
+    assert "SLOR subtracts what the tokens' frequencies alone predict" in split["reason"]
+    assert "A/B prompting asks the model in words" in split["reason"]
+    assert split["advice"].startswith("For a minimal pair whose sentences have as many tokens, the papers read LP")
+    assert "Hu et al. 2025" in split["advice"]
+    assert verdicts.split_explained([_vote("lp", "good"), _vote("mean_lp", "good")], 8, 9) is None
+    # an unreliable method or no vote does not make a split
+    assert verdicts.split_explained([_vote("lp", "good"), _vote("mean_lp", "bad", reliable=False),
+                                     _vote("ab_prompting", "none")], 8, 9) is None
+    masked = verdicts.split_explained([_vote("pll_word_l2r", "good"), _vote("pll_original", "bad")], 6, 6)
+    assert "PLL-original is inflated" in masked["reason"] and "Kauf & Ivanova (2023, §3.1)" in masked["advice"]
+
+
+def test_headline_speaks_of_the_marked_region_and_its_spill_over():
+    """A region the user marked replaces the differing words in the headline; the spill-over is the
+    region table's (the next word)."""
+    from accapp.service import region
+
+    good = [{"word": w, "logprob": lp, "start": a, "end": b} for w, lp, a, b in
+            [("These", -10.0, 0, 5), ("casseroles", -14.0, 6, 16), ("disgust", -15.0, 17, 24), ("Kayla", -15.0, 25, 30),
+             (".", -1.0, 30, 31)]]
+    bad = [{"word": w, "logprob": lp, "start": a, "end": b} for w, lp, a, b in
+           [("These", -10.0, 0, 5), ("casseroles", -14.0, 6, 16), ("disgusts", -19.0, 17, 25), ("Kayla", -14.0, 26, 31),
+            (".", -1.5, 31, 32)]]
+    words = {"good": good, "bad": bad}
+    head = verdicts.headline("causal", [MethodScore("lp", "-", -55.0, -58.5)], words, "bits")
+    reg = region.region_report(words, {"good": (6, 24), "bad": (6, 25)})  # "casseroles disgust(s)" marked
+    marked = verdicts.with_region(head, reg, "nats")
+    assert marked["where"] == "casseroles disgust / casseroles disgusts" and marked["region_delta"] == pytest.approx(4.0)
+    assert marked["after_delta"] == pytest.approx(-1.0)  # Kayla: the same spill-over as the region table's
+    assert marked["text"] == ("LP prefers the acceptable sentence by 3.5 nats. In the region you marked, at "
+                              "“casseroles disgust / casseroles disgusts”, the unacceptable sentence is 4.00 nats more "
+                              "surprising; in the spill-over (the next word, “Kayla”), 1.00 nats less surprising.")
+    assert verdicts.with_region(head, None) is head

@@ -164,6 +164,7 @@ def probe_json_full(model_id: str, spec, result: PairResult, words: dict | None,
         warnings=verdicts.warnings(result.pair.good, result.pair.bad, result.len_good, result.len_bad,
                                    spec.languages, lang) + list(result.unavailable.values()),  # methods the model cannot run, and why
         methods=votes, families=families, agreement=verdicts.overall(families),
+        split=verdicts.split_explained(votes, result.len_good, result.len_bad),  # why the methods disagree, if they do
         reliability={m: r.as_dict() for m, r in reliability.items()},
         reliability_benchmark=benchmark_for(lang) if reliability else None,
         pending=list(pending or []), len_good=result.len_good, len_bad=result.len_bad,
@@ -431,7 +432,15 @@ def probe_api(model, good: str, bad: str, methods=None, context=None) -> dict:
                                                          request.context)
     rel = reliability_for(store_or_none(), request.model_id, good, bad, pair_meta(good, bad))
     out = dict(probe_json_full(request.model_id, request.spec, result, words, rel, [], rule, "bits"), ran_on=where)
-    return region.attach(pair_context.attach(out, request.context), regions)
+    return attach(out, request.context, regions, "bits")
+
+
+def attach(report: dict, context: str, regions: dict | None, unit: str) -> dict:
+    """The report with its context and its region (service/context.py, service/region.py); the
+    headline then speaks of the region the user marked, when there is one."""
+    region.attach(pair_context.attach(report, context), regions)
+    report["headline"] = verdicts.with_region(report.get("headline"), report.get("region"), unit)
+    return report
 
 
 @dataclass
@@ -471,7 +480,7 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
         pending = [label for label, _ in plan[m][k + 1:]]
         reports[m] = dict(probe_json_full(m, r.spec, results[m], words[m], rel[m], pending, rules[m], unit),
                           ran_on=where)
-        region.attach(pair_context.attach(reports[m], context), regions)
+        attach(reports[m], context, regions, unit)
         waiting = [x for x in models if x not in reports]  # no stage of theirs yet: loading, or scoring
         todo = [p for x in waiting for p, _ in plan[x]] + [p for rep in reports.values() for p in rep["pending"]]
         pending = sorted(set(todo), key=[s[0] for s in STAGES].index)

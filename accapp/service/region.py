@@ -23,6 +23,13 @@ from accapp.words import split_words
 
 OPEN, CLOSE = "[[", "]]"
 SPILLOVER_WORDS = 1  # words after the region that make its spill-over region (SyntaxGym's suites mostly use one)
+SPILLOVER_TERM = "spill-over"
+# What the page says on hover wherever it shows the term: one definition for the headline, the
+# difference strip and the region table.
+SPILLOVER_DEFINITION = (
+    f"Spill-over: the {'next word' if SPILLOVER_WORDS == 1 else f'next {SPILLOVER_WORDS} words'} after the critical "
+    "region (where the sentences differ, or the region you marked). A reader's, and a model's, surprise at a word "
+    "often shows a word late, so the spill-over is summed apart from the region (SyntaxGym; Gauthier et al. 2020).")
 LN2 = math.log(2)
 SIDES = ("good", "bad")
 LABELS = {"good": "acceptable sentence", "bad": "unacceptable sentence"}
@@ -61,6 +68,13 @@ def parse(text, label: str = "sentence") -> Marked:
     start = a - lead + (len(inner) - len(inner.lstrip()))  # the region's own spaces are not its words
     end = a - lead + len(inner.rstrip())
     return Marked(raw.strip(), (max(start, 0), end))
+
+
+def spillover_phrase(words: list[str] | None = None) -> str:
+    """'spill-over (the next word, “Kayla”)': the term with its definition in brief, for a sentence."""
+    what = "the next word" if SPILLOVER_WORDS == 1 else f"the next {SPILLOVER_WORDS} words"
+    named = ", ".join(f"“{w}”" for w in words or [])
+    return f"{SPILLOVER_TERM} ({what}, {named})" if named else f"{SPILLOVER_TERM} ({what})"
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:

@@ -2,8 +2,13 @@
 probe's judgments (accapp.methods.base.MethodScore) and its words.
 
 - The headline is LP's verdict in words (PLL-word-l2r for a masked LM), with its margin, then
-  where the two sentences differ and what those words contribute, and apart from them the
-  spill-over in the words after them (as the difference strip shows).
+  where the two sentences differ (or the region the user marked) and what those words
+  contribute, and apart from them the spill-over: the next word after them, one definition
+  for the headline, the difference strip and the region table (service/region.py,
+  SPILLOVER_WORDS).
+- When the methods split, one sentence says why from the numbers (the token counts and which
+  kind of method voted which way) and which reading the papers recommend for such a pair
+  (``split_explained``).
 - Each method casts one vote (`method_vote`): its templates and answer orders are combined by
   its own rule (its descriptor's, methods/data/methods.json, shown on the page): a template with two answer orders
   votes only when both orders pick the same sentence; then the majority of its templates; a
@@ -23,6 +28,7 @@ from accapp.languages import name as language_name
 from accapp.methods import descriptors, headline_methods
 from accapp.methods.base import MethodScore
 from accapp.schema import IDENTICAL_WARNING, pair_flag
+from accapp.service.region import SPILLOVER_WORDS, spillover_phrase
 
 LN2 = math.log(2.0)
 LENGTH_WARNING_TOKENS = 3  # |tokens(good) - tokens(bad)| at or above this gets a warning (LP favours shorter strings)
@@ -103,6 +109,111 @@ def overall(families: list[dict]) -> dict:
     return tot
 
 
+# ------------------------------------------------------------------------------------------ a split, explained
+# How a method's score treats a sentence's length in tokens (DESIGN.md, Definitions): "sum" adds every
+# token's log-probability, so each token costs; "average" divides by the token count; "penalty"
+# divides by ((5 + tokens) / 6)^0.8, between the two; "credit" adds log|V| per token. A method not
+# listed asks the model in words (prompting) or compares both sentences in one string.
+LENGTH_RULE = {
+    "lp": "sum", "in_template_lp": "sum", "bayes_factor_unigram": "sum",
+    "pll_original": "sum", "pll_word_l2r": "sum", "pll_whole_word": "sum", "pll_sentence_l2r": "sum",
+    "mean_lp": "average", "slor": "average", "in_template_mean_lp": "average",
+    "pen_lp": "penalty", "in_template_pen_lp": "penalty", "bayes_factor_uniform": "credit",
+}
+FREQUENCY_METHODS = {"slor", "bayes_factor_unigram"}  # subtract what the tokens' frequencies alone predict
+ADVICE_EQUAL = ("For a minimal pair whose sentences have as many tokens, the papers read LP: within a minimal "
+                "pair its difference is what tracks grammaticality and human judgments, and dividing by the "
+                "same length changes no verdict (Hu et al. 2025, §2.3 and Predictions 1–2).")
+ADVICE_LENGTH = ("When the token counts differ, no probability reading is free of length: LP favours the shorter "
+                 "sentence, MeanLP and PenLP lean to the longer one, and Yes/No prob comp is the reading least "
+                 "affected by length (Ide et al. 2025, §6 and Table 4){yes_no}.")
+ADVICE_MASKED = (" For a masked LM, Kauf & Ivanova (2023, §3.1) recommend PLL-word-l2r: PLL-original is inflated "
+                 "for words split into several tokens.")
+
+
+def _names(votes: list[dict]) -> str:
+    """'LP', 'LP and MeanLP', 'LP, MeanLP and PenLP'."""
+    names = [v["name"] for v in votes]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _verb(votes: list[dict], one: str, many: str) -> str:
+    return one if len(votes) == 1 else many
+
+
+def _tokens(n: int) -> str:
+    return f"{n} token{'' if n == 1 else 's'}"
+
+
+def _other_reasons(votes: list[dict]) -> str:
+    """Why methods that length does not explain may vote otherwise, one clause per kind present."""
+    out = []
+    freq = [v for v in votes if v["method"] in FREQUENCY_METHODS]
+    asks = [v for v in votes if v["method"] not in LENGTH_RULE and v["family"] != "ensemble"]
+    pll = [v for v in votes if v["method"] == "pll_original"]
+    if freq:
+        out.append(f"{_names(freq)} {_verb(freq, 'subtracts', 'subtract')} what the tokens' frequencies alone predict")
+    if pll:
+        out.append(f"{_names(pll)} is inflated for words split into several tokens (Kauf & Ivanova 2023)")
+    if asks:
+        out.append(f"{_names(asks)} {_verb(asks, 'asks', 'ask')} the model in words, a readout that can differ "
+                   "from its probabilities (Hu & Levy 2023)")
+    return "; ".join(out)
+
+
+def split_explained(votes: list[dict], len_good: int, len_bad: int) -> dict | None:
+    """When the voting methods (method_votes; unreliable ones and no votes left out) split: {for_good,
+    for_bad (method names), reason (why, in one sentence from the token counts and which kind of method
+    voted which way), advice (which reading the papers recommend for such a pair, source named), text}.
+    None when they agree."""
+    voting = [v for v in votes if v.get("reliable") is not False and v["vote"] in ("good", "bad")]
+    side = {k: [v for v in voting if v["vote"] == k] for k in ("good", "bad")}
+    if not side["good"] or not side["bad"]:
+        return None
+    words = {"good": "acceptable", "bad": "unacceptable"}
+    gap = len_bad - len_good
+    reason = ""
+    if gap:
+        longer, shorter = ("bad", "good") if gap > 0 else ("good", "bad")
+        divide = [v for v in side[longer] if LENGTH_RULE.get(v["method"]) in ("average", "penalty")]
+        credit = [v for v in side[longer] if LENGTH_RULE.get(v["method"]) == "credit"]
+        lifted = divide + credit
+        sums = [v for v in side[shorter] if LENGTH_RULE.get(v["method"]) == "sum"]
+        if lifted:
+            reason = (f"The {words[longer]} sentence has {_tokens(abs(gap))} more ({len_bad if gap > 0 else len_good} vs "
+                      f"{len_good if gap > 0 else len_bad} tokens)")
+            if sums:
+                reason += (f": {_names(sums)} {'adds' if len(sums) == 1 else 'add'} up every token's log-probability, "
+                           f"so each token costs, and {'prefers' if len(sums) == 1 else 'prefer'} the {words[shorter]} "
+                           "one")
+            how = []
+            if divide:
+                how.append(f"{_names(divide)} {_verb(divide, 'divides', 'divide')} by the length in tokens")
+            if credit:
+                how.append(f"{_names(credit)} {_verb(credit, 'adds', 'add')} a credit per token")
+            reason += (f"; {' and '.join(how)}, which lifts the longer sentence, so "
+                       f"{'it prefers' if len(lifted) == 1 else 'they prefer'} the {words[longer]} one")
+            others = _other_reasons([v for v in side[longer] if v not in lifted])  # the longer side's other votes
+            reason += (f"; {others}" if others else "") + "."
+    if not reason:
+        minority = min(("good", "bad"), key=lambda k: (len(side[k]), k == "good"))
+        majority = "bad" if minority == "good" else "good"
+        same = (f"Both sentences have {_tokens(len_good)}, so LP, MeanLP and PenLP cannot disagree over length. "
+                if not gap else "")
+        others = _other_reasons(side[minority])
+        reason = (f"{same}{_names(side[majority])} prefer the {words[majority]} sentence, {_names(side[minority])} the "
+                  f"{words[minority]} one" + (f": {others}" if others else "") + ".")
+    if gap:
+        yes_no = [v for v in voting if v["method"] == "yes_no_prob_comp"]
+        advice = ADVICE_LENGTH.format(yes_no=f"; here it prefers the {words[yes_no[0]['vote']]} sentence" if yes_no else "")
+    else:
+        advice = ADVICE_EQUAL
+    if any(v["family"] == "pll" for v in votes):
+        advice += ADVICE_MASKED
+    return {"for_good": [v["name"] for v in side["good"]], "for_bad": [v["name"] for v in side["bad"]],
+            "reason": reason, "advice": advice, "text": f"The methods disagree. {reason} {advice}"}
+
+
 # ------------------------------------------------------------------------------------------ words
 def align_words(good: list[dict], bad: list[dict]) -> list[tuple[int | None, int | None, bool]]:
     """Aligned word positions (index in good, index in bad, differs) by difflib over the word
@@ -123,7 +234,8 @@ def align_words(good: list[dict], bad: list[dict]) -> list[tuple[int | None, int
 def difference_strip(good: list[dict], bad: list[dict]) -> dict:
     """Per aligned word, surprisal of bad minus good (nats; a word one side lacks counts 0 there),
     the region where the pair differs (first to last differing position) and the sums over the
-    region and over the words after it (spill-over)."""
+    region and over its spill-over (the next SPILLOVER_WORDS aligned word(s) after it: ``after``,
+    their positions)."""
     cols = []
     for gi, bi, differs in align_words(good, bad):
         sg = -good[gi]["logprob"] if gi is not None else 0.0
@@ -132,10 +244,11 @@ def difference_strip(good: list[dict], bad: list[dict]) -> dict:
                      "differs": differs, "delta": sb - sg})
     diff_at = [k for k, c in enumerate(cols) if c["differs"]]
     if not diff_at:
-        return {"columns": cols, "region": None, "region_delta": 0.0, "after_delta": 0.0}
+        return {"columns": cols, "region": None, "region_delta": 0.0, "after_delta": 0.0, "after": []}
     lo, hi = diff_at[0], diff_at[-1]
+    after = list(range(hi + 1, min(hi + 1 + SPILLOVER_WORDS, len(cols))))
     return {"columns": cols, "region": [lo, hi], "region_delta": sum((c["delta"] for c in cols[lo:hi + 1]), 0.0),
-            "after_delta": sum((c["delta"] for c in cols[hi + 1:]), 0.0)}
+            "after_delta": sum((cols[k]["delta"] for k in after), 0.0), "after": after}
 
 
 # ------------------------------------------------------------------------------------------ headline
@@ -151,8 +264,9 @@ def where_they_differ(words: dict | None) -> dict | None:
     """Where the two sentences differ and what it contributes: {where (the
     differing words as the headline names them), where_words (each differing position's
     "good / bad" label), region_delta (nats: surprisal of bad minus good summed over the region
-    from the first to the last differing word), after_delta (the same over the words after it:
-    the spill-over)}. None without words, or when the sentences do not differ."""
+    from the first to the last differing word), after_delta (the same over its spill-over, the
+    next SPILLOVER_WORDS word(s)), after_words (those words)}. None without words, or when the
+    sentences do not differ."""
     if not (words and words.get("good") and words.get("bad")):
         return None
     strip = difference_strip(words["good"], words["bad"])
@@ -162,7 +276,24 @@ def where_they_differ(words: dict | None) -> dict | None:
     named = [_side_word(c) for c in strip["columns"][lo:hi + 1] if c["differs"]]
     where = named[0] if len(named) == 1 else f"{named[0]} … {named[-1]}"
     return {"where": where, "where_words": named, "region_delta": strip["region_delta"],
-            "after_delta": strip["after_delta"], "has_after": hi + 1 < len(strip["columns"])}
+            "after_delta": strip["after_delta"], "has_after": bool(strip["after"]),
+            "after_words": [_side_word(strip["columns"][k]) for k in strip["after"]]}
+
+
+def with_region(head: dict | None, region: dict | None, unit: str = "bits") -> dict | None:
+    """The headline over the region the user marked (service/region.region_report), when there is
+    one: its words, its bad − good surprisal and its spill-over's; else the headline as it is."""
+    if not head or not region or not (region.get("difference") or {}).get("region"):
+        return head
+    g, b = region["good"], region["bad"]
+    gw, bw = " ".join(g["region"]["words"]), " ".join(b["region"]["words"])
+    spill = region["difference"].get("spillover")
+    after = [] if spill is None else [" ".join(b["spillover"]["words"])]
+    out = dict(head, where=gw if gw == bw else f"{gw} / {bw}", where_words=[gw if gw == bw else f"{gw} / {bw}"],
+               region_delta=region["difference"]["region"]["surprisal_nats"], marked=True,
+               after_delta=0.0 if spill is None else spill["surprisal_nats"], has_after=spill is not None,
+               after_words=after)
+    return dict(out, text=headline_text(out, unit))
 
 
 def headline(kind: str, scores: list[MethodScore], words: dict | None, unit: str = "bits") -> dict | None:
@@ -189,17 +320,18 @@ def _more_or_less(nats: float, unit: str) -> str:
 
 def headline_text(head: dict, unit: str = "bits") -> str:
     """The headline in words, its numbers in `unit`: the verdict and its margin; then where the
-    sentences differ and how much more (or less) surprising the unacceptable sentence is there;
-    then, apart, the words after it (the spill-over)."""
+    sentences differ (or the region the user marked) and how much more (or less) surprising the
+    unacceptable sentence is there; then, apart, its spill-over (the next word)."""
     if head["verdict"] == "tie":
         return f"{head['name']} cannot tell the two sentences apart: they are equally probable."
     text = f"{head['name']} prefers {VERDICT_WORDS[head['verdict']]} by {abs(to_unit(head['margin'], unit)):.1f} {unit}."
     if not head.get("where"):
         return text
-    text += (f" Where the sentences differ, at “{head['where']}”, the unacceptable sentence is "
+    lead = "In the region you marked" if head.get("marked") else "Where the sentences differ"
+    text += (f" {lead}, at “{head['where']}”, the unacceptable sentence is "
              f"{_more_or_less(head['region_delta'], unit)}")
     if head.get("has_after", True):
-        text += f"; in the words after it (spill-over), {_more_or_less(head['after_delta'], unit)}"
+        text += f"; in the {spillover_phrase(head.get('after_words'))}, {_more_or_less(head['after_delta'], unit)}"
     return text + "."
 
 

@@ -17,6 +17,7 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from accapp.methods import display_name
+from accapp.service.region import spillover_phrase
 from accapp.ui.common import esc
 
 LN2 = math.log(2.0)
@@ -253,8 +254,10 @@ def difference_figure(strip: dict, unit: str = "bits", height: int = 300) -> go.
     shapes = [zero]
     if strip.get("region") is not None:
         shapes.insert(0, band(*strip["region"]))
-        title += (f"<br><sup>where they differ: {signed(strip['region_delta'] * k)} {unit} · "
-                  f"words after it: {signed(strip['after_delta'] * k)} {unit}</sup>")
+        title += f"<br><sup>where they differ: {signed(strip['region_delta'] * k)} {unit}"
+        if strip.get("after", True):  # the region ends the sentence: no spill-over
+            title += f" · {spillover_phrase()}: {signed(strip['after_delta'] * k)} {unit}"
+        title += "</sup>"
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=labels,
                      tickangle=-35 if len(cols) > 10 else None, automargin=True)
     fig.update_yaxes(title_text=f"bad − good ({unit})")

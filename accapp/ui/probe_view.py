@@ -12,6 +12,7 @@ from accapp.service.probe import MethodContext
 from accapp.ui import plots
 from accapp.ui.common import esc, note, pair_where
 from accapp.ui.hu_levy_view import probe_html as hu_levy_html
+from accapp.ui.region_view import spillover_abbr
 
 LN2 = plots.LN2
 
@@ -164,9 +165,13 @@ def headline_html(report: dict | None, status: str = "") -> str:
     where = (report.get("ran_on") or {}).get("text")
     ran_on = f" <span class='acc-ran-on' title='where it ran'>· ran on {esc(where)}</span>" if where else ""
     parts = [f"<div class='acc-model-name'>{esc(report.get('model_name', report['model']))}{ran_on}</div>",
-             f"<div class='acc-verdict'>{esc(text)}</div>",
+             f"<div class='acc-verdict'>{spillover_abbr(esc(text))}</div>",
              f"<div class='acc-pair'><span class='g'>✓ {esc(report['good'])}</span><br>"
              f"<span class='b'>✗ {esc(report['bad'])}</span></div>"]
+    split = report.get("split")
+    if split:  # the methods disagree: why, from the numbers, and which reading the papers recommend
+        parts.append(f"<div class='acc-split' data-testid='probe-split'><b>The methods disagree.</b> "
+                     f"{esc(split['reason'])} <span class='acc-small'>{esc(split['advice'])}</span></div>")
     if report.get("humans"):  # a pair of a built-in rated set: the humans' z-scores beside the verdict
         parts.append(f"<div class='acc-humans'>👥 {esc(ratings.humans_line(report['humans']))}</div>")
     for w in report.get("warnings") or []:  # first: a warning can say why the votes below mean little

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from accapp.service.catalog import describe
-from accapp.service.region import SPILLOVER_WORDS, clicked
+from accapp.service.region import SPILLOVER_DEFINITION, SPILLOVER_TERM, SPILLOVER_WORDS, clicked
 from accapp.ui import plot_click
 from accapp.ui.common import esc
 from accapp.ui.gradio_internals import event_value
@@ -17,6 +17,16 @@ REGION_HELP = ("Mark the critical region with double brackets, e.g. <code>These 
                f"{'word' if SPILLOVER_WORDS == 1 else f'{SPILLOVER_WORDS} words'}). The brackets are not scored.")
 CLICK_HELP = ("Or click a word's bar in the per-word figure: a click marks that word, a click on the word "
               "just before or after the region grows it, a click on the sole marked word removes the mark.")
+
+
+def spillover_abbr(html: str) -> str:
+    """Escaped text with each "spill-over" (any case) as an <abbr> whose tooltip is its one definition
+    (service.region.SPILLOVER_DEFINITION)."""
+    import re
+
+    tip = esc(SPILLOVER_DEFINITION)
+    return re.sub(re.escape(SPILLOVER_TERM), lambda m: f"<abbr class='acc-term' title='{tip}'>{m.group(0)}</abbr>", html,
+                  flags=re.IGNORECASE)
 
 
 def word_click_hook(figure_ids: list[str], elem_id: str = "probe-word-click") -> gr.HTML:
@@ -87,7 +97,8 @@ def region_table(region: dict | None, unit: str, model_name: str = "") -> str:
     who = f" ({esc(model_name)})" if model_name else ""
     return (f"<table class='acc-region' data-testid='probe-region-table'><caption>Critical region{who}: summed "
             f"word surprisal, {unit} (the word view's own values)</caption><thead><tr><th></th><th>Region</th>"
-            f"<th>Surprisal</th><th>Spill-over (next {n} word{'s' if n != 1 else ''})</th><th>Surprisal</th></tr></thead>"
+            f"<th>Surprisal</th><th>{spillover_abbr('Spill-over')} (next {n} word{'s' if n != 1 else ''})</th>"
+            "<th>Surprisal</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
