@@ -28,6 +28,7 @@ from accapp.methods import display_name
 from accapp.service import units
 from accapp.service.catalog import DEFAULT_MODEL, convention_label, presets, registry
 from accapp.service.host import get_state
+from accapp.service.plain import for_reader
 from accapp.service.units import DEFAULT_UNIT
 
 BENCHMARKS = NAMES
@@ -46,7 +47,7 @@ TIES_COLUMN = "Ties wrong (%)"  # the project's rule beside the papers', where i
 OVERALL_COLUMNS = ["Model", "Method", "Template", "Accuracy (%)", CI_COLUMN, TIES_COLUMN, "Pairs", "Source"]
 RULE_NOTE = ("Accuracy (%): the papers' rule (BLiMP, Ide et al. 2025, Kauf & Ivanova 2023), right when "
              "score(good) > score(bad), so it compares with their numbers. " + TIES_COLUMN + ": this project's rule, "
-             "where it differs: scores within the method's tie tolerance (float noise, docs/ties.md) count as wrong. "
+             "where it differs: ties, scores within the measured rounding of the method, count as wrong. "
              "Pairs whose two sentences are identical are left out of both.")
 CSV_DIR_NAME = "accapp-explore-csv"
 CSV_KEEP = 200  # CSV files kept in the folder; the oldest beyond this are removed on each write
@@ -279,8 +280,10 @@ def run_facts(sel: Selection) -> dict | None:
     for regen in man.get("regenerated", []):
         what = regen.get("methods")
         what = ", ".join(what) if isinstance(what, list) else str(what)
-        regenerated.append(f"rescored {str(regen.get('date', ''))[:10]}: {what} ({regen.get('reason', '')})")
-    pending = [f"{', '.join(later.get('methods', []))}: {later.get('why', '')}" for later in man.get("pending", [])]
+        why = for_reader(regen.get("reason", ""))  # the records' shorthand in words (service/plain.py)
+        regenerated.append(f"rescored {str(regen.get('date', ''))[:10]}: {what}" + (f" ({why})" if why else ""))
+    pending = [f"{', '.join(later.get('methods', []))}: {for_reader(later.get('why', ''))}"
+               for later in man.get("pending", [])]
     return {"model": model_label(sel.model), "benchmark": sel.label, "pairs": int(units.pairs.sum()),
             "paradigms": len(units), "coverage": coverage,
             "ran_on": f"{man['gpu']} in {man.get('dtype') or 'fp32'}" if man.get("gpu") else "",
