@@ -174,3 +174,16 @@ def test_tab_builds_and_wires_into_the_probe():
     targets = {id(c) for fn in demo.fns.values() for c in fn.outputs}
     assert {id(probe.good), id(probe.bad), id(probe.meta), id(tabs)} <= targets
     assert any(getattr(fn.fn, "__name__", "") == "run_probe" for fn in demo.fns.values())  # Try it runs the probe
+
+
+def test_the_pair_picker_does_not_give_the_answer_away():
+    """The picker beside the projection view lists both sentences as A and B, in the view's order,
+    with no asterisk on the unacceptable one."""
+    from accapp.ui import gallery as view
+
+    pairs = g.load()
+    for (label, pid), p in zip(view.pair_choices(pairs), pairs, strict=True):
+        assert pid == p["id"] and "*" not in label
+        first = p["bad"] if view.swapped(p) else p["good"]
+        assert label.split(". A: ", 1)[1].startswith(first)
+    assert any(view.swapped(p) for p in pairs) and not all(view.swapped(p) for p in pairs)

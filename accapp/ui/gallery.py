@@ -40,8 +40,13 @@ def language_choices(pairs: list[dict]) -> list[tuple[str, str]]:
 
 
 def pair_choices(pairs) -> list[tuple[str, str]]:
-    """One choice per pair: "3. acceptable sentence / *unacceptable sentence", by id."""
-    return [(f"{i}. {p['good']}  /  *{p['bad']}", p["id"]) for i, p in enumerate(pairs, 1)]
+    """One choice per pair, by id: "3. A: … / B: …", the two sentences in the projection view's order
+    and unmarked, so the picker does not give the answer away while it is hidden."""
+    out = []
+    for i, p in enumerate(pairs, 1):
+        a, b = (p["bad"], p["good"]) if swapped(p) else (p["good"], p["bad"])
+        out.append((f"{i}. A: {a}  /  B: {b}", p["id"]))
+    return out
 
 
 def _badge(text: str, bg: str, size: str = "0.85rem") -> str:
