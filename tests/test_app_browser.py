@@ -114,8 +114,9 @@ def test_probe_casserole_pair(page):
     summary = page.inner_text("#probe-summary")
     assert GOOD in summary and BAD in summary
     assert ("LP prefers the acceptable sentence by 5.1 bits. Where the sentences differ, at “disgust / disgusts”, "
-            "the unacceptable sentence is 6.19 bits more surprising; in the words after it (spill-over), 1.08 bits less "
-            "surprising.") in summary
+            "the unacceptable sentence is 6.19 bits more surprising; in the spill-over (the next word, “Kayla”), 1.58 "
+            "bits less surprising.") in summary
+    assert "The methods disagree. The unacceptable sentence has 1 token more (8 vs 7 tokens)" in summary
     assert "One vote per method" in summary
     page.get_by_text("Every judgment: each template and answer order").click()
     rows = table_rows(page, "probe-table", having="LP")  # drawn after the click (read at once, it was empty once)
