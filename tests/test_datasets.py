@@ -107,12 +107,13 @@ def test_a_data_file_of_an_unknown_shape_gets_one_sentence_naming_what_was_found
         benchmarks._read_descriptors(tmp_path / "b.json")
 
 
-def test_the_runner_refuses_single_sentences_in_one_sentence(tmp_path):
-    from accapp.runner.runner import BenchmarkRun
+def test_single_sentences_go_to_the_sentence_runner_and_the_pair_runner_refuses_them(tmp_path):
+    from accapp.runner.runner import BenchmarkRun, check_scorable
 
     info = {"model": "m", "language": "en", "templates": {}, "methods": []}
     sentences = next(n for n in NAMES if BUILTIN[n].shape == "sentences")
-    with pytest.raises(UserError, match="not pairs: the runner scores minimal pairs only"):
+    assert check_scorable(sentences) == "sentences"  # bench scores them (runner/sentences.py)
+    with pytest.raises(UserError, match="not pairs: this runner scores minimal pairs only"):
         BenchmarkRun(tmp_path, sentences, info, progress=False)
 
 

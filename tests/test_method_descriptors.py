@@ -30,7 +30,7 @@ NAMED_ELSEWHERE = {
     "accapp/analysis/hu_levy.py": {"meta_question_simple", "meta_instruct", "meta_question_complex"},
     "accapp/analysis/published.py": {"ens_p_only", "ens_mix_p3", "ens_mix_l3", "ens_l_only", "in_template_lp",
                                      "yes_no_prob_comp"},
-    "accapp/analysis/separation.py": {"lp", "mean_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor"},
+    "accapp/analysis/separation.py": {"lp", "mean_lp", "pen_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor"},
 }
 
 

@@ -214,6 +214,10 @@ def test_report_json(results_dir, capsys):
                              "--results", str(results_dir)], capsys)
     assert rc == 0, err
     rows = json.loads(out)
+    separation = {r["method"]: r for r in rows if r.get("measure") == "separation_auc"}
+    assert set(separation) == {"lp", "slor"} and separation["slor"]["auc"] == 1.0  # every string pooled
+    assert (separation["lp"]["strings"], separation["lp"]["n_good"]) == (16, 8)
+    rows = [r for r in rows if "measure" not in r]
     assert all(set(r) >= {"method", "template", "pairs", "ties", "accuracy", "by_phenomenon"} for r in rows)
     by = {(r["method"], r["template"]): r for r in rows}
     assert set(by) == {
