@@ -26,7 +26,12 @@ from tests.test_suites_reading import _suite_dict
 from tests.threads import one_thread  # noqa: F401 - autouse: one torch thread for this module
 
 MODEL = "smollm2-135m-instruct"
-MODELS = ("smollm2-135m-instruct", "gemma3-270m")
+# Both embedded models' results ship in precomputed/suites; a model whose files are not there yet is
+# skipped with the command that makes them, not passed.
+MODELS = [pytest.param(m, marks=pytest.mark.skipif(
+    not (S.DEFAULT_DIR / f"{m}__syntaxgym2020.manifest.json").is_file(),
+    reason=f"no precomputed suite results for {m} yet: accapp bench --suite all --model {m} --consolidate-to "
+           "precomputed/suites")) for m in ("smollm2-135m-instruct", "gemma3-270m")]
 
 
 class Counting:
