@@ -24,7 +24,7 @@ from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult, To
 from accapp.scoring.context import check_context
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
-from accapp.segment import group_records
+from accapp.segment import group_records, merge_crossing, needs_segmenting, pair_spans
 
 MAX_CONTEXT_TOKENS = 256  # a context's tokens (a paragraph); its characters: scoring/context.MAX_CONTEXT_CHARS
 IN_TEMPLATE_SCOPES = ("whole", "sentence")  # in-template readout over the whole string or the sentence only
@@ -203,8 +203,10 @@ class Engine:
                 tokens[key], d = token_view(results[self._token_requests(s, pair.context)[0]])
                 if d is not None:
                     detail[key] = d
-            found = ({"good": self._words_of(pair.good, results, pair.context),
-                      "bad": self._words_of(pair.bad, results, pair.context)} if words else None)
+            spans = (pair_spans(pair.good, pair.bad) if words and (needs_segmenting(pair.good) or needs_segmenting(pair.bad))
+                     else (None, None))  # Chinese: both sentences cut consistently (accapp/segment.py)
+            found = ({"good": self._words_of(pair.good, results, pair.context, spans[0]),
+                      "bad": self._words_of(pair.bad, results, pair.context, spans[1])} if words else None)
             # what the model expected instead: from the pass without a context only (a pair with one: None)
             expected = {key: self._expected_of(s, found[key], topk, results)
                         for key, s in (("good", pair.good), ("bad", pair.bad))} if topk and not pair.context else None
@@ -259,15 +261,16 @@ class Engine:
         extra = [] if self.kind == "masked" else [BoundaryRequest(text, context)]
         return self._token_requests(text, context) + extra
 
-    def _words_of(self, text: str, results: dict, context: str = "") -> list[dict]:
-        """A sentence's word records; Chinese characters grouped into words (accapp/segment.py)."""
+    def _words_of(self, text: str, results: dict, context: str = "", spans=None) -> list[dict]:
+        """A sentence's word records; Chinese characters grouped into words (accapp/segment.py; `spans`:
+        a pair's consistent cut), and the words one token crosses made one unit."""
         res = results[self._token_requests(text, context)[0]]
         if self.kind == "masked":
             records = sum_records([dict(index=w.index, text=w.text, start=w.start, end=w.end, tokens=w.tokens,
                                         logprob_sum=w.logprob["word_l2r"]) for w in res.words])
         else:
             records = word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text, context)])
-        return group_records(text, records)
+        return merge_crossing(text, group_records(text, records, spans), [(t["start"], t["end"]) for t in token_view(res)[0]])
 
     def expected_scores(self, texts: list[str], k: int = 5) -> dict[str, dict]:
         """Per sentence (checked like a pair's, keyed by the string as given): what a causal LM

@@ -27,6 +27,14 @@ The rule (``group_records``):
    lands in the word that holds that character, and its surprisal is counted once there; the
    other word may own no token (``no_token``), as a character can today.
 
+A pair is segmented consistently (``pair_spans``): the text the two sentences share at the start
+and at the end is cut the same way in both (a cut jieba makes there in either sentence is a cut in
+both), and each sentence keeps its own cuts inside the span where they differ, so the differing
+words stand against each other ("一本书" / "一张书": 本 against 张, not 本书 against 一张).
+
+A display unit never lacks a token of its own (``merge_crossing``): the words a token crosses
+become one unit (``joined``: the words it joined), and ``joined_note`` says so on the page.
+
 Each grouped record keeps its characters' records under ``characters`` (the character view);
 a record that is one character has none. ``segmenter`` names the segmenter on every grouped
 record, so the page can say which one made the words.
@@ -105,14 +113,49 @@ def _merge(text: str, group: list[dict]) -> dict:
     }
 
 
-def group_records(text: str, records: list[dict]) -> list[dict]:
+def _cuts(spans) -> set[int]:
+    return {a for a, _ in spans} | {b for _, b in spans}
+
+
+def _spans(cuts: set[int], n: int) -> list[tuple[int, int]]:
+    pts = sorted(c for c in cuts | {0, n} if 0 <= c <= n)
+    return [(a, b) for a, b in zip(pts, pts[1:]) if b > a]
+
+
+def shared_ends(a: str, b: str) -> tuple[int, int]:
+    """(characters the two strings share at the start, at the end), the two never overlapping."""
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    return p, s
+
+
+def pair_spans(good: str, bad: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Word spans of both sentences of a pair, cut consistently (module doc): in the shared start
+    and end, a cut of either sentence's jieba words is a cut in both; inside the differing span each
+    keeps its own."""
+    cg, cb = _cuts(chinese_spans(good)), _cuts(chinese_spans(bad))
+    p, s = shared_ends(good, bad)
+    ng, nb = len(good), len(bad)
+    start = {c for c in cg | cb if c <= p}
+    end = {ng - c for c in cg if c >= ng - s} | {nb - c for c in cb if c >= nb - s}  # as distances from the end
+    own_g = {c for c in cg if p < c < ng - s}
+    own_b = {c for c in cb if p < c < nb - s}
+    return (_spans(start | {ng - d for d in end} | own_g, ng), _spans(start | {nb - d for d in end} | own_b, nb))
+
+
+def group_records(text: str, records: list[dict], spans: list[tuple[int, int]] | None = None) -> list[dict]:
     """Word records of `text` (accapp/scoring/word_prob.py's, one a character for Chinese) with
-    the Chinese characters grouped into jieba's words (module doc); indices renumbered 0..n-1.
-    Returns `records` itself when `text` needs no segmenting."""
+    the Chinese characters grouped into jieba's words (module doc), or into `spans` (pair_spans'
+    words of this sentence); indices renumbered 0..n-1. Returns `records` itself when `text`
+    needs no segmenting."""
     if not records or not needs_segmenting(text):
         return records
     seg_of = [-1] * len(text)
-    for k, (a, b) in enumerate(chinese_spans(text)):
+    for k, (a, b) in enumerate(spans if spans is not None else chinese_spans(text)):
         for i in range(a, min(b, len(text))):
             seg_of[i] = k
     out: list[dict] = []
@@ -132,11 +175,73 @@ def group_records(text: str, records: list[dict]) -> list[dict]:
     return [dict(r, index=i) for i, r in enumerate(out)]
 
 
-def characters(records: list[dict]) -> list[dict]:
+def _joined(text: str, group: list[dict]) -> dict:
+    """One display unit of the records a token crosses: _merge's sums over their characters, with
+    the words it joined."""
+    parts = [c for r in group for c in (r.get("characters") or [r])]
+    out = _merge(text, parts)
+    out["joined"] = [r["word"] for r in group]
+    if not any(r.get("segmenter") for r in group):
+        out.pop("segmenter")
+    return out
+
+
+def merge_crossing(text: str, records: list[dict], token_spans) -> list[dict]:
+    """The records with the words one token crosses (its character span overlaps several) made one
+    display unit each (``joined``), so that no unit is drawn without a token of its own; indices
+    renumbered. `token_spans`: the sentence's tokens' (start, end) character offsets."""
+    if len(records) < 2:
+        return records
+    reach = list(range(len(records)))  # reach[i]: the last record that i's unit runs to
+    for a, b in token_spans or []:
+        if b <= a:
+            continue
+        hit = [i for i, r in enumerate(records) if r["start"] < b and r["end"] > a]
+        if len(hit) > 1:
+            reach[hit[0]] = max(reach[hit[0]], hit[-1])
+    out, i = [], 0
+    while i < len(records):
+        j = reach[i]
+        k = i
+        while k < j:  # a unit grows while a token inside it reaches further
+            k += 1
+            j = max(j, reach[k])
+        out.append(records[i] if j == i else _joined(text, records[i:j + 1]))
+        i = j + 1
+    if len(out) == len(records):
+        return records
+    return [dict(r, index=n) for n, r in enumerate(out)]
+
+
+def joined_note(words: dict | None) -> str:
+    """A line for the page when a token joined words into one unit ('' when none did)."""
+    units = [r for ws in (words or {}).values() for r in ws or [] if r.get("joined")]
+    if not units:
+        return ""
+    named = ", ".join(f"“{r['word']}” ({' + '.join(r['joined'])})" for r in units[:4])
+    return (f" Shown as one unit where one of the model's tokens covers two words, so that no word is drawn "
+            f"without a token of its own: {named}.")
+
+
+def characters(records: list[dict], token_spans: dict | list | None = None, text: str = "") -> list[dict]:
     """The character view: each grouped word replaced by its characters' records (indices
-    renumbered); a record that is not grouped stays as it is."""
+    renumbered); a record that is not grouped stays as it is. With the sentence's token spans (and
+    its text), characters one token covers stay one unit (merge_crossing)."""
     flat = [c for r in records for c in (r.get("characters") or [r])]
-    return [dict({k: v for k, v in c.items() if k not in ("characters", "segmenter")}, index=i) for i, c in enumerate(flat)]
+    out = [dict({k: v for k, v in c.items() if k not in ("characters", "segmenter", "joined")}, index=i)
+           for i, c in enumerate(flat)]
+    if token_spans is None:
+        return out
+    return merge_crossing(text or _text_of(out), out, token_spans)
+
+
+def _text_of(records: list[dict]) -> str:
+    """A string on which the records' offsets index their words (spaces where no word is)."""
+    n = max((r["end"] for r in records), default=0)
+    chars = [" "] * n
+    for r in records:
+        chars[r["start"]:r["end"]] = list(r["word"])[: r["end"] - r["start"]]
+    return "".join(chars)
 
 
 def segmented_note(words: dict | None, view: str = "words") -> str:

@@ -109,24 +109,31 @@ def test_segmenter_works_offline_and_is_named():
 
 
 # ---- the engine on tiny models: the probe's words --------------------------------------
+def _parts(recs: list[dict]) -> list[str]:
+    """The words of a sentence's units, a unit a token joined counted as the words it joined."""
+    return [p for w in recs for p in (w.get("joined") or [w["word"]])]
+
+
 @pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma"])
 def test_engine_words_are_jieba_words_and_add_up(name, request):
     """Byte-level BPE (SmolLM2's tokenizer: a Chinese character is several byte pieces) and
     SentencePiece (Gemma's: a piece may hold several characters). Words as expected; each word's
     plain sum is the sum of its tokens' log-probs; the words add up to the sentence's LP (the LP
-    method's own score); English is unchanged."""
+    method's own score); English is unchanged. Where one token crosses two words they are one unit
+    (its ``joined`` words), so that no unit lacks a token of its own."""
     lm = request.getfixturevalue(name)
     engine = Engine(make_scorer(lm))
     texts = list(EXPECTED) + ENGLISH
     words = engine.word_scores(texts)
     for text, (tokens, _) in zip(texts, engine.token_scores(texts)):
         recs = words[text]
+        assert not any(w["no_token"] for w in recs)
         if text in EXPECTED:
-            assert [w["word"] for w in recs] == EXPECTED[text]
+            assert _parts(recs) == EXPECTED[text]
             assert "".join(c["word"] for c in characters(recs)) == text.replace(" ", "")
         else:
-            assert [w["word"] for w in recs] == [w.text for w in split_words(text)]
-            assert not any("characters" in w for w in recs)
+            assert _parts(recs) == [w.text for w in split_words(text)]
+            assert not any("characters" in w for w in recs if not w.get("joined"))
         owned = sorted(t for w in recs for t in w["tokens"])
         assert owned == list(range(len(tokens)))  # every token in exactly one word
         for w in recs:
@@ -138,7 +145,7 @@ def test_engine_words_are_jieba_words_and_add_up(name, request):
     (result,) = engine.score_pairs([engine.check_pair(good, bad)], ["lp"], words=True)
     lp = next(s for s in result.scores if s.method == "lp")
     for key, score in (("good", lp.score_good), ("bad", lp.score_bad)):
-        assert [w["word"] for w in result.words[key]] == EXPECTED[good if key == "good" else bad]
+        assert _parts(result.words[key]) == EXPECTED[good if key == "good" else bad]
         assert sum(w["logprob_sum"] for w in result.words[key]) == pytest.approx(float(score), abs=1e-4)
 
 
@@ -159,7 +166,56 @@ def test_page_names_the_segmenter_and_has_a_character_view(tiny_gemma):
     assert "jieba 0.42.1" in note and "characters" in note
     assert "one character a word" in ui.view_note(report, "characters")
     fig_words, fig_chars = ui._word_figure(report, "bits", "words"), ui._word_figure(report, "bits", "characters")
-    assert len(fig_chars.data[0].x) == len(TABLE) and len(fig_words.data[0].x) == len(EXPECTED[TABLE])  # the good row
+    chars = ui.char_words(report)["good"]  # one character a unit, save the characters one of Gemma's pieces covers
+    assert "".join(c["word"] for c in chars) == TABLE and not any(c["no_token"] for c in chars)
+    assert len(fig_chars.data[0].x) == len(chars) and len(fig_words.data[0].x) == len(report["words"]["good"])  # good row
+    if any(c.get("joined") for c in chars):
+        assert "Shown as one unit where one of the model's tokens covers two words" in ui.view_note(report, "characters")
     assert "characters" in ui.VIEWS and tuple(ui.VIEWS) == links.VIEWS
     english = {"words": {"good": [], "bad": []}, "tokens": tokens, "word_rule": engine.word_rule}
     assert "jieba" not in ui.view_note(english, "words")
+
+
+# ---- a pair cut consistently; no unit without a token ----------------------------------------
+GOOD_CL, BAD_CL = "他买了一本书。", "他买了一张书。"  # jieba alone: 了/一/本书 against 了一张/书
+
+
+def test_a_pair_is_segmented_consistently():
+    """jieba alone sets 本书 against 一张; cut as a pair, the shared text is cut the same way in both
+    and the classifier stands against the classifier."""
+    from accapp.segment import chinese_spans, pair_spans
+    from accapp.service.verdicts import align_words
+
+    assert [GOOD_CL[a:b] for a, b in chinese_spans(GOOD_CL)] == ["他", "买", "了", "一", "本书", "。"]
+    assert [BAD_CL[a:b] for a, b in chinese_spans(BAD_CL)] == ["他", "买", "了", "一张", "书", "。"]
+    sg, sb = pair_spans(GOOD_CL, BAD_CL)
+    one = [(i, i + 1) for i in range(len(GOOD_CL))]
+    good = group_records(GOOD_CL, word_records(GOOD_CL, one, [-1.0] * len(one)), sg)
+    bad = group_records(BAD_CL, word_records(BAD_CL, one, [-1.0] * len(one)), sb)
+    assert [w["word"] for w in good] == ["他", "买", "了", "一", "本", "书", "。"]
+    assert [w["word"] for w in bad] == ["他", "买", "了", "一", "张", "书", "。"]
+    differ = [(good[g]["word"], bad[b]["word"]) for g, b, d in align_words(good, bad) if d]
+    assert differ == [("本", "张")]
+    # a word both sentences keep whole stays whole (桌子 / 椅子), and a sentence without Han is untouched
+    sg, sb = pair_spans("我坐在桌子上。", "我坐在椅子上。")
+    assert ("我坐在桌子上。"[sg[2][0]:sg[2][1]], "我坐在椅子上。"[sb[2][0]:sb[2][1]]) == ("桌子", "椅子")
+
+
+def test_a_token_crossing_a_word_boundary_makes_one_unit():
+    """One token for 了一 (it crosses 了 | 一): the two are one unit, its surprisal the token's, no unit
+    is left without a token, the page says so, and the sentence's total is unchanged."""
+    from accapp.segment import joined_note, merge_crossing
+
+    offsets = [(0, 1), (1, 2), (2, 4), (4, 5), (5, 6), (6, 7)]
+    lps = [-1.0, -2.0, -3.0, -0.5, -0.25, -0.125]
+    words = group_records(GOOD_CL, word_records(GOOD_CL, offsets, lps))
+    assert [w["word"] for w in words] == ["他", "买", "了", "一", "本书", "。"] and words[3]["no_token"]
+    merged = merge_crossing(GOOD_CL, words, offsets)
+    assert [w["word"] for w in merged] == ["他", "买", "了一", "本书", "。"]
+    assert merged[2]["joined"] == ["了", "一"] and merged[2]["tokens"] == [2] and merged[2]["logprob_sum"] == -3.0
+    assert not any(w["no_token"] for w in merged) and [w["index"] for w in merged] == list(range(5))
+    assert sum(w["logprob_sum"] for w in merged) == sum(lps)
+    assert "“了一” (了 + 一)" in joined_note({"good": merged}) and joined_note({"good": words}) == ""
+    chars = characters(merged, offsets)  # the character view keeps the token's characters together
+    assert [c["word"] for c in chars] == ["他", "买", "了一", "本", "书", "。"] and not any(c["no_token"] for c in chars)
+    assert merge_crossing(GOOD_CL, words, [(i, i + 1) for i in range(7)]) is words  # no token crosses: as it was

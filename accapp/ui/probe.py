@@ -21,7 +21,7 @@ from accapp.benchmarks import label_of, language_name
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import safe_name
 from accapp.methods import method_ids
-from accapp.segment import characters, segmented_note
+from accapp.segment import characters, joined_note, segmented_note
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
 from accapp.service import region as regions
@@ -109,11 +109,18 @@ def _word_figure(report: dict, unit: str, view: str):
         return plots.surprisal_figure(report["tokens"], unit)
     words = report["words"]
     if view == "characters":
-        words = {k: characters(ws) for k, ws in words.items()}
+        words = char_words(report)
     if view == "words: sum of tokens":
         words = {k: [dict(w, logprob=w["logprob_sum"]) for w in ws] for k, ws in words.items()}
     items = {k: plots.word_items(words[k], report["tokens"][k]) for k in ("good", "bad")}
     return plots.surprisal_figure(items, unit, item="word")
+
+
+def char_words(report: dict) -> dict:
+    """The character view's units of both sentences: one character a unit, save where one token
+    covers several (they stay one unit, as in the words view)."""
+    spans = {k: [(t["start"], t["end"]) for t in (report.get("tokens") or {}).get(k) or []] for k in ("good", "bad")}
+    return {k: characters(ws, spans.get(k)) for k, ws in report["words"].items()}
 
 
 class PngFigure(go.Figure):
@@ -154,7 +161,7 @@ def render_report(report: dict | None, unit: str, view: str, figures: bool = Tru
         return headline_html(report), gr.update(), gr.update(), votes_html(report, unit, narrow)
     strip = report.get("difference")
     if strip and view == "characters" and report.get("words"):  # the strip over characters, as the figure
-        strip = verdicts.difference_strip(*(characters(report["words"][k]) for k in ("good", "bad")))
+        strip = verdicts.difference_strip(*(char_words(report)[k] for k in ("good", "bad")))
     diff = plots.difference_figure(strip, unit) if strip and view != "tokens" else None
     diff = with_png_name(diff, png_name("surprisal-difference", report, unit, view))
     fig = with_png_name(_word_figure(report, unit, view), png_name("surprisal", report, unit, view))
@@ -170,6 +177,8 @@ def view_note(report: dict | None, view: str) -> str:
         return "Surprisal of each token, as the model's tokenizer cuts the sentence (1 bit = ln 2 nats)."
     rule = report.get("word_rule") or ""
     zh = segmented_note(report.get("words"), view)
+    words = char_words(report) if view == "characters" and report.get("words") else report.get("words")
+    zh += joined_note(words)
     if view == "characters":
         return "Surprisal of each character (Chinese one character a word; other words as in the words view)." + zh
     if view == "words: sum of tokens":
