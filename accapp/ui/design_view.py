@@ -127,7 +127,13 @@ def predictions_html(result: dict) -> str:
 
 
 def error_outputs(message: str):
-    return note(esc(message), "bad"), "", gr.update(value=None, visible=False), "", None
+    return note(esc(message), "bad"), "", gr.update(value=None, visible=False), "", None, gr.update()
+
+
+def query_of(result: dict) -> str:
+    """The link query that reproduces a result (its inputs, model and shipped item)."""
+    return svc.link_query({**result["inputs"], "model": result["model"], "suite": result.get("suite"),
+                           "item": result.get("item")})
 
 
 @friendly
@@ -146,7 +152,8 @@ def run_design(conditions, regions, formula, model, source):
     status = note(f"Scored with <b>{esc(result['model'])}</b>: {len(result['conditions'])} conditions, "
                   f"{len(result['region_names'])} regions" + (f"; {passed} of {n} predictions pass." if n else "."),
                   "info")
-    return status, table_html(result), gr.update(value=figure(result), visible=True), predictions_html(result), result
+    return (status, table_html(result), gr.update(value=figure(result), visible=True), predictions_html(result), result,
+            query_of(result))
 
 
 @friendly
@@ -178,16 +185,17 @@ _QUERY_JS = """(() => {
   q.set("tab", "design");
   const put = (k, v) => { if (v !== null && v !== undefined && String(v).trim()) q.set(k, String(v).trim()); };
   put("conditions", conditions); put("regions", regions); put("formula", formula); put("model", model);
-  if (source && source.suite) { put("suite", source.suite); put("item", source.item); }
   return q.toString().replace(/\\+/g, "%20");
 })()"""
-_ARGS = "(conditions, regions, formula, model, source)"
-URL_JS = f"""{_ARGS} => {{
-  const s = {_QUERY_JS};
-  if (s.length <= {links.MAX_QUERY_CHARS}) history.replaceState(history.state, "", location.pathname + "?" + s + location.hash);
+# The page URL follows each run: the query of what it shows (query_of, with a shipped item's suite and number).
+URL_JS = f"""(query) => {{
+  if (query && query.length <= {links.MAX_QUERY_CHARS})
+    history.replaceState(history.state, "", location.pathname + "?" + query + location.hash);
 }}"""
+# "Copy link": the shown result's link, else one built from the inputs as they are.
+_ARGS = "(conditions, regions, formula, model, query)"
 COPY_JS = f"""async {_ARGS} => {{
-  const url = location.origin + location.pathname + "?" + {_QUERY_JS};
+  const url = location.origin + location.pathname + "?" + (query || {_QUERY_JS});
   const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   try {{
     await navigator.clipboard.writeText(url);
@@ -229,7 +237,7 @@ def load_link(request: gr.Request = None):
 
 def run_linked(go_on, conditions, regions, formula, model, source):
     if not go_on:
-        return (gr.update(),) * 5
+        return (gr.update(),) * 6
     return run_design(conditions, regions, formula, model, source)
 
 
@@ -241,9 +249,7 @@ def prepare_export(saved):
     if not saved:
         return note("Run the design first: the export is of the result shown.", "warn"), EXPORT_HIDDEN, EXPORT_HIDDEN
     try:
-        link = svc.link_query({**saved["inputs"], "model": saved["model"], "suite": saved.get("suite"),
-                               "item": saved.get("item")})
-        js, cs = svc.export(saved, link)
+        js, cs = svc.export(saved, query_of(saved))
     except Exception as exc:  # noqa: BLE001 - a message, the traceback in the log
         if not isinstance(exc, UserError):
             logs.failed(log, "design export", exc)
@@ -304,20 +310,20 @@ def build() -> DesignTab:
     table = gr.HTML("", elem_id="design-table")
     plot = gr.Plot(label="Surprisal by region and condition", elem_id="design-plot", show_label=False, visible=False)
     verdicts = gr.HTML("", elem_id="design-predictions")
+    query = gr.Textbox("", visible="hidden", elem_id="design-link")  # the shown result's link query
 
     run_inputs = [conditions, regions, formula, model, source]
-    outputs = [status, table, plot, verdicts, saved]
+    outputs = [status, table, plot, verdicts, saved, query]
     ev = dict(fn=run_design, inputs=run_inputs, outputs=outputs, concurrency_id=PROBE_QUEUE, show_progress_on=[status],
               trigger_mode="always_last", **HIDDEN)
-    url = dict(fn=None, inputs=run_inputs, outputs=None, js=URL_JS, queue=False, **HIDDEN)
     run_btn.click(**ev)
-    run_btn.click(**url)
-    saved.change(**url)  # a run started from another tab (Explore's items) or a link
+    # the URL follows each run, whichever tab or link started it
+    query.change(None, [query], None, js=URL_JS, queue=False, **HIDDEN)
     saved.change(clear_export, None, [export_note, dl_json, dl_csv], queue=False, **HIDDEN)
     conditions.input(edited, [source], [source], queue=False, **HIDDEN)
     suite.input(on_suite, [suite], [item], queue=False, **HIDDEN)
     load_btn.click(load_item, [suite, item], [conditions, regions, formula, source, loaded], queue=False, **HIDDEN)
-    copy_btn.click(None, run_inputs, [copy_note], js=COPY_JS, queue=False, **HIDDEN)
+    copy_btn.click(None, [conditions, regions, formula, model, query], [copy_note], js=COPY_JS, queue=False, **HIDDEN)
     export_btn.click(prepare_export, [saved], [export_note, dl_json, dl_csv], concurrency_id=PROBE_QUEUE, **HIDDEN)
     go_on = gr.State(False)
     tab = DesignTab(conditions, regions, formula, model, suite, item, source, ev)

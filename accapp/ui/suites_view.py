@@ -130,15 +130,18 @@ def build(tabs, design) -> None:
     if design is not None:
         items.select(open_in_design, [chosen, model],
                      [design.conditions, design.regions, design.formula, design.source, design.model, tabs, items_note,
-                      go], **HIDDEN).then(**dict(design.run_event, fn=_run_if(design.run_event["fn"]),
+                      go], **HIDDEN).then(**dict(design.run_event, fn=_run_if(design.run_event),
                                                  inputs=[go, *design.run_event["inputs"]]))
     return section
 
 
-def _run_if(run):
+def _run_if(event: dict):
+    """The Design tab's run, when the click opened an item (go_on); else nothing changes."""
+    run, n = event["fn"], len(event["outputs"])
+
     def run_if(go_on, *inputs):
         if not go_on:
-            return (gr.update(),) * 5
+            return (gr.update(),) * n
         return run(*inputs)
 
     return run_if
