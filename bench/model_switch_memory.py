@@ -1,14 +1,15 @@
-"""Resident memory of the app while visitors switch models (issue 33, part 7: unloading must give
-the memory back).
+"""Resident memory of the app while visitors switch models (unloading must give the memory back).
 
     python bench/model_switch_memory.py [--budget 1800MB] [--models smollm2-135m-instruct,gemma3-270m,...]
+    python bench/model_switch_memory.py --switches 10     # ten round trips between the two embedded models
 
 Starts `python app.py` on a loopback port (bench/probe_latency.py) with ACCAPP_MEMORY_BUDGET=BUDGET
 and no warm-up (ACCAPP_PRELOAD=0), reads the server's resident memory once it answers (its base), then sends one
 LP /probe per model in turn through Gradio's HTTP API (each a new visitor) and reads the server's
 resident memory after each. Prints one line per step; the last line is JSON. Exit 1 when any step
 is above the budget plus the base (the app when up, plus its results store's bounded cache,
-accapp.store.store.STORE_MEMORY_MB, which the first probe opens).
+accapp.store.store.STORE_MEMORY_MB, which the first probe opens), or when the memory at a return to the
+first model drifts more than RETURN_DRIFT_MB above its first return (what each switch leaves behind).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from accapp.models.budget import parse_bytes  # noqa: E402
 from accapp.store.store import STORE_MEMORY_MB  # noqa: E402
 
 SWITCHES = "smollm2-135m-instruct,gemma3-270m,smollm2-135m-instruct,gemma3-270m"
+RETURN_DRIFT_MB = 50  # a return to the first model may hold at most this much more than its first return
 
 
 def resident_mb(pid: int, field: str = "VmRSS") -> float:
@@ -65,20 +67,27 @@ def run(budget: str, models: list[str]) -> dict:
     # The app's own base: what it held when up, and the results store's bounded cache (opened by the
     # first probe, for the benchmark context beside the verdicts).
     limit = parse_bytes(budget) / 2**20 + base + STORE_MEMORY_MB
+    returns = [s["rss_mb"] for s in steps[1:] if s["model"] == models[0]]  # each return to the first model
+    drift = max(returns) - returns[0] if returns else 0
     return {"budget_mb": round(parse_bytes(budget) / 2**20), "base_mb": round(base), "store_mb": STORE_MEMORY_MB,
-            "limit_mb": round(limit),
-            "steps": steps, "within": all(s["rss_mb"] <= limit for s in steps)}
+            "limit_mb": round(limit), "returns_rss_mb": returns, "return_drift_mb": drift,
+            "steps": steps, "within": all(s["rss_mb"] <= limit for s in steps) and drift <= RETURN_DRIFT_MB}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", default="1800MB")
     ap.add_argument("--models", default=SWITCHES)
+    ap.add_argument("--switches", type=int, default=0, help="N round trips between the first two models instead")
     args = ap.parse_args()
-    rep = run(args.budget, args.models.split(","))
+    models = args.models.split(",")
+    if args.switches:
+        models = (models[:2] * (args.switches + 1))[: 2 * args.switches + 1]
+    rep = run(args.budget, models)
     print(f"base {rep['base_mb']:,} MB + the store's bound {rep['store_mb']} MB + budget {rep['budget_mb']:,} MB = "
           f"{rep['limit_mb']:,} MB; "
-          f"{'within' if rep['within'] else 'ABOVE'} after every switch")
+          f"{'within' if rep['within'] else 'ABOVE'} after every switch; returns to the first model drift "
+          f"{rep['return_drift_mb']} MB above its first return (at most {RETURN_DRIFT_MB})")
     print(json.dumps(rep))
     return 0 if rep["within"] else 1
 

@@ -456,3 +456,45 @@ def test_an_overlong_address_is_414_before_routing(app):
     status, _ = get(10_000)  # a link over the 8,192 characters the page reads: the page says so itself
     assert status == 200
     assert "Traceback" not in _log_after(app, start)
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_a_burst_of_file_jobs_beyond_the_bound_is_refused_at_once(client, app, tmp_path):
+    """Twelve visitors send a file at the same moment; the app admits ACCAPP_FILE_CONCURRENCY (1 here)
+    running and ACCAPP_FILE_QUEUE_MAX (8) waiting, each shown its place, and refuses the other three
+    with a message at once: none waits unseen in Gradio's queue (ui/queues.py, REFUSAL_SLOTS)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gradio_client import Client, handle_file
+
+    from accapp.service.file_jobs import FILE_QUEUE_MAX
+
+    slow = _csv(tmp_path / "burst.csv", _blimp(40, seed=3))
+    visitors = [Client(app.url, verbose=False) for _ in range(1 + FILE_QUEUE_MAX + 3)]
+    start = threading.Barrier(len(visitors))
+
+    def send(visitor):
+        start.wait()
+        return visitor.submit(handle_file(str(slow)), "smollm2-135m-instruct", ["lp", "in_template_lp", "ab_prompting"],
+                              api_name="/score_file")
+
+    with ThreadPoolExecutor(len(visitors)) as pool:
+        jobs = list(pool.map(send, visitors))
+    try:
+        deadline, refused = time.time() + 60, []
+        while time.time() < deadline:
+            refused = [j for j in jobs if j.done() and j.exception() is not None]
+            if len(refused) >= 3 and _status(client)["file_jobs"] == {"running": 1, "waiting": FILE_QUEUE_MAX}:
+                break
+            time.sleep(0.2)
+        assert _status(client)["file_jobs"] == {"running": 1, "waiting": FILE_QUEUE_MAX}
+        assert len(refused) == 3 and all("waiting to be scored, the most this app queues" in str(j.exception())
+                                         for j in refused)
+    finally:
+        for j in jobs:
+            j.cancel()
+    deadline = time.time() + 60
+    while time.time() < deadline and any(_status(client)["file_jobs"].values()):
+        time.sleep(0.3)
+    assert _status(client)["file_jobs"] == {"running": 0, "waiting": 0}
