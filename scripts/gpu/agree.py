@@ -42,7 +42,8 @@ from accapp.models.loading import load_model  # noqa: E402
 from accapp.scoring.api import Pair  # noqa: E402
 from accapp.service.probe import probe  # noqa: E402
 
-KEYS = ["pair", "method", "template", "variant"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agreement import compare, summarize  # noqa: E402 - the GPU scripts are not a package
 
 
 def sample_pairs(benchmark: str, n: int) -> pd.DataFrame:
@@ -68,18 +69,6 @@ def rows_of(results) -> pd.DataFrame:
     return pd.DataFrame([{"pair": i, "method": s.method, "template": s.template, "variant": s.variant,
                           "score_good": s.score_good, "score_bad": s.score_bad, "verdict": s.verdict}
                          for i, r in enumerate(results) for s in r.scores])
-
-
-def compare(ref: pd.DataFrame, got: pd.DataFrame) -> pd.DataFrame:
-    """Per method: rows compared, largest |score difference| (nats, or the method's unit), verdicts changed."""
-    m = ref.merge(got, on=KEYS, suffixes=("_ref", ""), how="outer", indicator=True)
-    missing = int((m["_merge"] != "both").sum())
-    if missing:
-        print(f"  !! {missing} rows present in only one of the two runs")
-    m = m[m["_merge"] == "both"]
-    m["diff"] = pd.concat([(m.score_good - m.score_good_ref).abs(), (m.score_bad - m.score_bad_ref).abs()], axis=1).max(axis=1)
-    m["changed"] = m.verdict != m.verdict_ref
-    return m.groupby("method").agg(rows=("diff", "size"), max_abs_diff=("diff", "max"), verdicts_changed=("changed", "sum"))
 
 
 def run_setting(args, name: str, df: pd.DataFrame, out: Path) -> dict:
@@ -165,12 +154,9 @@ def main() -> None:
             if not (out / f"{args.model}-{args.benchmark}-{rep['setting']}.parquet").exists():
                 continue
             got = pd.read_parquet(out / f"{args.model}-{args.benchmark}-{rep['setting']}.parquet")
-            table = compare(ref, got)
-            agreement[rep["setting"]] = {"max_abs_diff": float(table.max_abs_diff.max()),
-                                         "verdicts_changed": int(table.verdicts_changed.sum()), "rows": int(table.rows.sum()),
-                                         "per_method": table.reset_index().to_dict(orient="records")}
+            agreement[rep["setting"]] = summarize(ref, got)
             print(f"\n{rep['setting']} vs cpu-fp32 ({args.model}, {args.benchmark}):")
-            print(table.to_string(float_format=lambda v: f"{v:.2e}"))
+            print(compare(ref, got).to_string(float_format=lambda v: f"{v:.2e}"))
         fp32 = agreement.get("cuda-fp32")
         if fp32:
             print(f"\nCUDA fp32 vs CPU fp32: largest difference {fp32['max_abs_diff']:.2e} nats "

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pandas as pd  # noqa: E402
-from agree import compare  # noqa: E402
+from agreement import compare  # noqa: E402
 
 
 def main() -> None:

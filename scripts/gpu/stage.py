@@ -5,7 +5,9 @@ and of every file; install the wheels that are whole into /tmp/site (PYTHONPATH)
     python3 scripts/gpu/stage.py .gpu/cK     # K = 1, 2, ... in order; a chunk staged already is skipped
 
 Prints what is staged and what is still missing. Exit 3 when a chunk comes out of order (the
-machine was given back and a fresh one started: begin again at c1).
+machine was given back and a fresh one started: begin again at c1). Exit 4, before anything is
+staged, when a wheel of the payload was built for another Python than this machine's (its tags,
+against sys.version_info): make the payload again for this Python (payload.py --python).
 """
 
 from __future__ import annotations
@@ -25,9 +27,45 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def wheel_pythons(name: str) -> list[tuple[str, str]]:
+    """(python tag, abi tag) pairs of a wheel's file name: name-version[-build]-python-abi-platform.whl,
+    each tag possibly compressed ('cp311.cp312')."""
+    parts = Path(name).name[: -len(".whl")].split("-")
+    if len(parts) < 5:
+        return []
+    python, abi = parts[-3], parts[-2]
+    return [(p, a) for p in python.split(".") for a in abi.split(".")]
+
+
+def runs_on(python: str, abi: str, version: tuple[int, int]) -> bool:
+    """Whether one tag pair installs on CPython `version`: py3/py2.py3 anywhere, cpXY exactly, cpXY with
+    abi3 on XY and later."""
+    if python.startswith("py"):
+        return python in (f"py{version[0]}", f"py{version[0]}{version[1]}")
+    if not python.startswith("cp") or not python[2:].isdigit():
+        return False
+    want = (int(python[2]), int(python[3:]))
+    return want <= version if abi == "abi3" else want == version
+
+
+def python_mismatches(names: list[str], version: tuple[int, int]) -> list[str]:
+    """The wheels (by file name) that no tag of theirs lets install on CPython `version`."""
+    return [n for n in names if n.endswith(".whl") and not any(runs_on(p, a, version) for p, a in wheel_pythons(n))]
+
+
+def check_python(manifest: dict, version: tuple[int, int] = tuple(sys.version_info[:2])) -> None:
+    bad = python_mismatches([e["name"] for e in manifest["files"]], version)
+    if bad:
+        print(f"this machine runs Python {version[0]}.{version[1]}, but these wheels of the payload are for another: "
+              + ", ".join(Path(n).name for n in bad)
+              + f". Make the payload again here with payload.py --python {version[0]}.{version[1]}; nothing was staged.")
+        raise SystemExit(4)
+
+
 def main() -> None:
     chunk_dir = Path(sys.argv[1])
     manifest = json.loads((chunk_dir / "payload.json").read_text())
+    check_python(manifest)
     index = int(chunk_dir.name[1:])
     STAGE.mkdir(parents=True, exist_ok=True)
     done_file = STAGE / "chunks.json"
