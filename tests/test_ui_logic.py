@@ -215,8 +215,8 @@ def test_run_probe_in_stages_with_benchmark_context(app_state):
     # the vote table: each difference with its own unit, whatever the column mixes
     votes = probe_view.votes_html(out["saved"]["reports"][0], "bits")
     assert "Good − bad (mean over its judgments, in its unit)" in votes and "(bits," not in votes
-    assert re.search(r"<td data-label='Good − bad'>[+-][0-9.e+-]+ bits</td>", votes)
-    assert re.search(r"<td data-label='Good − bad'>[+-][0-9.e+-]+ P\(Yes\)</td>", votes)
+    assert re.search(r"<td data-label='Good − bad' class='acc-num'>[+-][0-9.e+-]+ bits</td>", votes)
+    assert re.search(r"<td data-label='Good − bad' class='acc-num'>[+-][0-9.e+-]+ P\(Yes\)</td>", votes)
     assert "a tie or no vote counts half" in votes  # why it can differ from Explore's by a tenth
     assert out["pll"]["visible"] is False and out["col_b"]["visible"] is False
     assert out["meta"]["paradigm"] == "regular_plural_subject_verb_agreement_1"
@@ -665,3 +665,17 @@ def test_identical_sentences_warning_comes_before_the_votes_and_says_why():
     assert "identical, so every score ties" in shown and "answer orders disagree" not in shown
     other = probe_view.headline_html(report("The dog barks.", "The dog bark.", []))
     assert "a tie, or their templates or answer orders disagree" in other
+
+
+def test_identical_sentences_are_reported_before_any_method_runs():
+    """The probe's first stage, before any model is asked, already says the two sentences are identical."""
+    from accapp.schema import IDENTICAL_WARNING
+    from accapp.service import probe as svc
+
+    stages = svc.staged_probe("The dogs bark.", "The dogs bark.", [svc.DEFAULT_MODEL], ["lp"])
+    first = next(stages)
+    stages.close()
+    assert first.saved is None and first.notice == IDENTICAL_WARNING
+    other = svc.staged_probe("The dogs bark.", "The dogs barks.", [svc.DEFAULT_MODEL], ["lp"])
+    assert next(other).notice == ""
+    other.close()

@@ -24,7 +24,7 @@ from accapp.errors import UserError, validate_sentence
 from accapp.methods import describe, descriptors, for_model, headline_methods, ids_for, method_ids, split_stages, stage_families
 from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
-from accapp.schema import pair_flag
+from accapp.schema import IDENTICAL_WARNING, pair_flag
 from accapp.service import context as pair_context
 from accapp.service import expected, ratings, region, verdicts
 from accapp.service.gpu import method_count, model_call
@@ -453,6 +453,7 @@ class Stage:
     pending: list[str]
     first: bool = False  # the first stage: the words and tokens (later stages add judgments only)
     loading: list[str] = field(default_factory=list)  # before the first stage: the models that load first, by name
+    notice: str = ""  # before the first stage: what is known of the pair before any method runs (identical sentences)
 
 
 def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "bits", meta: dict | None = None,
@@ -471,7 +472,8 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
     store = store_or_none()
     rel = {m: reliability_for(store, m, good, bad, meta) for m in models}
     plan = {m: stages(r.methods) for m, r in requests.items()}
-    yield Stage(None, meta, [], loading=[r.spec.name for m, r in requests.items() if not host.is_loaded(m)])
+    yield Stage(None, meta, [], loading=[r.spec.name for m, r in requests.items() if not host.is_loaded(m)],
+                notice=IDENTICAL_WARNING if pair_flag(good, bad) else "")
     results, words, rules, reports = {}, {}, {}, {}
     for m, k, (res, w, rule, where) in stages_as_they_finish(host, plan, good, bad, go_on, context):
         r = requests[m]

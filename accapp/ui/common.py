@@ -141,6 +141,10 @@ CSS += """
 table.acc-votes { width: 100%; border-collapse: collapse; font-size: 0.95rem; margin: 0.3rem 0; }
 table.acc-votes th { text-align: left; font-weight: 600; border-bottom: 2px solid var(--border-color-primary); padding: 0.3rem; }
 table.acc-votes td { vertical-align: top; border-bottom: 1px solid var(--border-color-primary); padding: 0.3rem; }
+/* a number with its unit never wraps mid-number, and digits line up in a column */
+.acc-num, table.acc-region td, .acc-ran-on { white-space: nowrap; font-variant-numeric: tabular-nums; }
+abbr.acc-term { text-decoration: underline dotted; cursor: help; }
+.acc-split { margin: 0.4rem 0; }
 .acc-method { font-weight: 600; text-decoration: underline dotted; cursor: help; }
 .acc-plain { font-size: 0.86rem; color: var(--body-text-color-subdued); max-width: 28rem; }
 .acc-vote-good .acc-vote { color: #1864ab; font-weight: 600; }

@@ -235,7 +235,8 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
                                       context):
             meta = stage.meta
             if stage.saved is None:
-                first = f"<div class='{STARTED}'>{busy_html(_loading_text(stage.loading))}</div>"
+                notice = note(esc(stage.notice), "warn") if stage.notice else ""  # known before any method runs
+                first = f"<div class='{STARTED}'>{notice}{busy_html(_loading_text(stage.loading))}</div>"
                 yield (*_outputs(None, unit, view, first), meta, pair_label(meta), "")  # the old pair's box goes
             else:
                 done = not stage.pending

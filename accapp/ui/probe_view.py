@@ -249,7 +249,7 @@ def votes_html(report: dict | None, unit: str = "bits", narrow: bool = False) ->
                 f"<tr class='acc-vote-{cls}'><td data-label='Method'><span class='acc-method' title='{esc(tip)}'>"
                 f"{esc(v['name'])}</span><div class='acc-plain'>{esc(v['plain'])}</div></td>"
                 f"<td data-label='Vote' class='acc-vote'>{esc(vote)}</td>"
-                f"<td data-label='Good − bad'>{esc(value)}</td>"
+                f"<td data-label='Good − bad' class='acc-num'>{esc(value)}</td>"
                 f"<td data-label='Judgments'>{esc(judg)}</td><td data-label='Rule'>{esc(v['rule'])}</td>"
                 f"<td data-label='{esc(bench)} accuracy'>{_bench_cell(v)}</td></tr>")
         title = esc(family_title(fam))
