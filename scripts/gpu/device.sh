@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine: one step of issue 32's calls (docs/gpu.md lists them in order).
-#   stage K                 take chunk .gpu/cK in (scripts/gpu/stage.py); exits 3 on a fresh machine
-#   machine                 what the machine has -> $OUT/machine.json
+# On the GPU machine: one step of a lease's calls (docs/gpu-runbook.md lists them in order).
+#   machine                 what the machine has -> $OUT/machine.json (first: its Python decides the payload's)
+#   stage K                 take chunk .gpu/cK in (scripts/gpu/stage.py); exits 3 on a fresh machine, 4 when the
+#                           payload's wheels are for another Python
 #   smoke                   the CUDA path on a tiny random model (scripts/gpu/smoke.py)
-#   app                     the app on the GPU, one /probe, where it ran (scripts/gpu/app_probe.py; issue 31)
+#   app                     the app on the GPU, one /probe, where it ran (scripts/gpu/app_probe.py)
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
 #   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid);
+#                           PROCS auto: as many as the GPU's free memory takes now (scripts/gpu/procs.py);
 #                           resumed from .gpu/resume/MODEL__BENCH.parquet where a call carries it (scripts/gpu/resume_full.py)
 #   full-status             the background runs' progress
 #   pause | resume          stop / continue the background runs (while timing something else)
@@ -34,7 +36,7 @@ case $step in
     cp -n /tmp/stage/files/*.npy "$ACCAPP_CACHE/unigram/" 2>/dev/null
     cp -n /tmp/stage/files/smollm2-tokenizer/* "$ACCAPP_CACHE/tokenizers/smollm2-135m-instruct/" 2>/dev/null
     true ;;
-  machine) python3 scripts/gpu/machine.py | tee "$OUT/machine.json"; nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv ;;
+  machine) python3 scripts/gpu/machine.py | tee "$OUT/machine.json" /tmp/machine.json; nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv ;;
   smoke) python3 scripts/gpu/smoke.py ;;
   app) python3 scripts/gpu/app_probe.py "$@" ;;
   agree)
@@ -47,6 +49,10 @@ case $step in
     # PROCS processes, each on every PROCS-th paradigm, each into its own folder (merged on the CPU machine);
     # GPU use sampled every 5 s into /tmp/gpu-use.csv (collect brings it back with the logs).
     model=$1 bench=$2 procs=$3; shift 3
+    if [ "$procs" = auto ]; then
+      python3 scripts/gpu/machine.py > /tmp/machine-now.json && procs=$(python3 scripts/gpu/procs.py --machine /tmp/machine-now.json) || exit 5
+    fi
+    echo "$procs processes"
     mkdir -p "$RUNS"
     pgrep -f "[n]vidia-smi --query-gpu=timestamp" >/dev/null || setsid nohup nvidia-smi \
       --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 5 > /tmp/gpu-use.csv 2>&1 < /dev/null &
@@ -72,7 +78,7 @@ case $step in
   finish)
     # What this lease did, and what earlier ones brought back (the carried resume file), in one consolidated
     # file (float32 scores: a whole BLiMP is about 26 MB), back in 15 MB pieces; on the CPU machine:
-    #   cat MODEL__BENCH.parquet.?? > .gpu/resume/MODEL__BENCH.parquet && sha256sum -c (docs/gpu.md)
+    #   cat MODEL__BENCH.parquet.?? > .gpu/resume/MODEL__BENCH.parquet && sha256sum -c (docs/gpu-runbook.md)
     model=$1 bench=$2; name="${model}__${bench}"
     stop_runs
     previous=(); [ -f ".gpu/resume/$name.parquet" ] && previous=(--previous ".gpu/resume/$name.parquet")

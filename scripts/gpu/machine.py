@@ -1,5 +1,6 @@
-"""What the GPU machine has (docs/gpu.md records it): Python, torch, CUDA, transformers,
-bitsandbytes, the GPU's name, memory and driver. Prints one JSON object."""
+"""What the GPU machine has (docs/gpu-record.md records it): Python, torch, CUDA, transformers,
+bitsandbytes, the GPU's name, memory (total, and free now: device.sh full-start auto sizes its
+processes from it, scripts/gpu/procs.py) and driver. Prints one JSON object."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ def main() -> None:
             "tf32_matmul": torch.backends.cuda.matmul.allow_tf32, "float32_matmul_precision": torch.get_float32_matmul_precision()}
     if torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
+        free, total = torch.cuda.mem_get_info(0)
         info.update(gpu=p.name, gpu_memory_gib=round(p.total_memory / 1024**3, 1), capability=f"{p.major}.{p.minor}",
-                    multiprocessors=p.multi_processor_count)
+                    multiprocessors=p.multi_processor_count, gpu_free_mib=free // 2**20, gpu_total_mib=total // 2**20)
     try:
         info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                                         capture_output=True, text=True, timeout=20).stdout.strip()

@@ -24,6 +24,7 @@ The last line is one JSON object (the figures docs/gpu.md reports).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import shutil
 import sys
@@ -76,9 +77,21 @@ def join_runs(runs: Path, model: str, bench: str, dest: Path, previous: Path | N
                                         + sum(m.get("compute_seconds", 0) for _, m in manifests), 1)
     manifest["processes"] = earlier.get("processes", []) + [name for name, _ in manifests]
     manifest["leases"] = earlier.get("leases", 1 if earlier else 0) + 1
+    manifest["process_runs"] = earlier.get("process_runs", []) + [
+        process_run(name, m, manifest["leases"]) for name, m in manifests]
     manifest["started"] = earlier.get("started", manifest.get("started"))
     write_json_atomic(manifest, target / "manifest.json")
     return manifest
+
+
+def process_run(name: str, manifest: dict, lease: int) -> dict:
+    """One process's run in this lease: its start (its end less the seconds it ran: a resumed process's
+    manifest keeps the first lease's start), end and seconds, for the record's wall time."""
+    seconds, finished = manifest.get("last_run_seconds"), manifest.get("finished")
+    started = None
+    if seconds is not None and finished:
+        started = (dt.datetime.fromisoformat(finished) - dt.timedelta(seconds=seconds)).isoformat(timespec="seconds")
+    return {"name": name, "lease": lease, "started": started, "finished": finished, "seconds": seconds}
 
 
 def missing_units(merged: pd.DataFrame, bench: str, templates: dict[str, list[str]]) -> list[str]:
