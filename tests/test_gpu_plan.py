@@ -20,7 +20,6 @@ import procs  # noqa: E402
 import stage  # noqa: E402
 from record import per_process_mib, records, whole_runs  # noqa: E402
 
-
 # ---- processes from the card's memory
 
 def test_processes_fit_the_free_memory_at_the_recorded_footprint():

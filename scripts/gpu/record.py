@@ -279,12 +279,12 @@ def whole_table(recs) -> str:
 
 TABLES = {"machines": machine_table, "agreement": agreement_table, "speed": speed_table, "beside": beside_table,
           "whole": whole_table}
-BLOCK = re.compile(r"(<!-- table (?P<name>\w+) -->\n).*?(\n<!-- /table -->)", re.S)
+BLOCK = re.compile(r"(<!-- table (?P<name>\w+) -->\n)(?:.*?\n)??(<!-- /table -->)", re.S)
 
 
 def render(text: str, recs) -> str:
     """The record's text with every table block made anew from the records."""
-    return BLOCK.sub(lambda m: m.group(1) + TABLES[m["name"]](recs) + m.group(3), text)
+    return BLOCK.sub(lambda m: m.group(1) + TABLES[m["name"]](recs) + "\n" + m.group(3), text)
 
 
 def main() -> int:
