@@ -161,3 +161,14 @@ def test_aside_refuses_a_file_changed_while_aside(tmp_path):
     (kept / "x.parquet").write_bytes(b"two")
     with pytest.raises(SystemExit, match="SHA-256 changed"):
         aside.back(results, kept)
+
+
+def test_merge_keeps_each_processs_own_start_for_the_wall_time():
+    """A resumed process's manifest keeps the first lease's start; its start in this lease is its end less
+    the seconds it ran, which record.py's wall time takes where it has it."""
+    import merge_full
+
+    run = merge_full.process_run("m-b-0", {"started": "2026-11-25T00:00:00+00:00", "finished": "2026-11-26T10:21:53+00:00",
+                                           "last_run_seconds": 611.0}, lease=2)
+    assert run == {"name": "m-b-0", "lease": 2, "started": "2026-11-26T10:11:42+00:00",
+                   "finished": "2026-11-26T10:21:53+00:00", "seconds": 611.0}
