@@ -74,7 +74,7 @@ def test_every_method_has_a_complete_descriptor():
         assert methods.display_name(mid) == d.name
     for kind, mid in D.headline_methods().items():
         assert described[mid].kind == kind
-    assert set(D.presets()) == {"quick", "file", "prompt", "explore"}
+    assert set(D.presets()) == {"quick", "file", "prompt", "explore", "length_robust"}
     for name, ids in D.presets().items():
         assert ids and set(ids) <= set(described), name
     assert set(D.pass_group_order()) <= {d.pass_group for d in described.values()}

@@ -44,8 +44,9 @@ def _check_identity(engine, texts, tol=2e-4):
         bnd = _boundary(engine, text)
         assert bnd.shape == (len(tokens) + 1,) and bnd[0] == 0.0 and np.all(bnd <= 0) and np.all(np.isfinite(bnd))
         recs = words[text]
-        # a Chinese word grouped by jieba (accapp/segment.py) also carries its characters and the segmenter
-        assert all(set(r) - {"characters", "segmenter"} == FIELDS and math.isfinite(r["logprob"]) for r in recs)
+        # a Chinese word grouped by jieba (accapp/segment.py) also carries its characters, the segmenter, and
+        # "joined" where one token crossed several words (segment.merge_crossing)
+        assert all(set(r) - {"characters", "segmenter", "joined"} == FIELDS and math.isfinite(r["logprob"]) for r in recs)
         assert sum(r["logprob_sum"] for r in recs) == pytest.approx(lp, abs=1e-9)
         assert sum(r["logprob"] for r in recs) == pytest.approx(lp + bnd[-1], abs=tol)
     return words
@@ -286,7 +287,8 @@ def test_gemma_chinese_words_are_finite_and_telescope(gemma):
     engine = Engine(CausalScorer(gemma))
     words = _check_identity(engine, CHINESE + [CASSEROLES])
     first = words[CHINESE[0]]
-    assert [r["word"] for r in first] == ["他们", "喜欢", "这", "本书", "。"]
+    # jieba's 这 | 本书 is crossed by one Gemma token: one display unit, its parts kept (segment.merge_crossing)
+    assert [r["word"] for r in first] == ["他们", "喜欢", "这本书", "。"] and first[2]["joined"] == ["这", "本书"]
     chars = characters(first)
     assert [r["word"] for r in chars] == list(CHINESE[0])
     assert all(r["correction"] == 0.0 for r in first + chars)

@@ -40,6 +40,9 @@ class Descriptor:
     terms: str = "sum"  # what its score is a sum or difference of: a rule of formulas.TERMS_RULES
     tie_rtol: float = 0.0  # the tie tolerance's constant, times the terms' size (docs/ties.md)
     drift: float | None = None  # the largest batching drift measured for it, in the same units
+    length_rule: str = "none"  # how its score treats length in tokens: sum, average, penalty, credit, none
+    frequency: bool = False  # its score subtracts what the tokens' frequencies alone predict
+    inflates_split_words: bool = False  # its score is inflated for words split into several tokens
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -86,7 +89,9 @@ def descriptors() -> dict[str, Descriptor]:
             id=mid, name=entry["name"], family=entry["family"], family_title=fam["title"], kind=fam["kind"],
             source=entry["source"], formula=_filled(mid, entry["formula"]), plain=_filled(mid, entry["plain"]),
             unit=entry["unit"], rule=entry["rule"], stage=fam["stage"], pass_group=entry["pass_group"],
-            terms=entry["terms"], tie_rtol=float(entry["tie_rtol"]), drift=None if entry.get("drift") is None else float(entry["drift"]))
+            terms=entry["terms"], tie_rtol=float(entry["tie_rtol"]), drift=None if entry.get("drift") is None else float(entry["drift"]),
+            length_rule=entry.get("length_rule", "none"), frequency=bool(entry.get("frequency", False)),
+            inflates_split_words=bool(entry.get("inflates_split_words", False)))
     return out
 
 
@@ -114,7 +119,8 @@ def headline_methods() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def presets() -> dict[str, tuple[str, ...]]:
     """{preset: method ids}: 'quick' (the Probe tab's Quick button), 'file' (the file tab's first
-    selection), 'prompt' (the prompt inspector's first method)."""
+    selection), 'prompt' (the prompt inspector's first method), 'length_robust' (the reading Ide et al. 2025
+    found least affected by a difference in length)."""
     return {k: tuple(v) for k, v in _without_notes(_data()["presets"]).items()}
 
 

@@ -25,7 +25,7 @@ import math
 from collections import Counter, defaultdict
 
 from accapp.languages import name as language_name
-from accapp.methods import descriptors, headline_methods
+from accapp.methods import descriptors, headline_methods, presets
 from accapp.methods.base import MethodScore
 from accapp.schema import IDENTICAL_WARNING, pair_flag
 from accapp.service.region import SPILLOVER_WORDS, spillover_phrase
@@ -110,17 +110,11 @@ def overall(families: list[dict]) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ a split, explained
-# How a method's score treats a sentence's length in tokens (DESIGN.md, Definitions): "sum" adds every
-# token's log-probability, so each token costs; "average" divides by the token count; "penalty"
-# divides by ((5 + tokens) / 6)^0.8, between the two; "credit" adds log|V| per token. A method not
-# listed asks the model in words (prompting) or compares both sentences in one string.
-LENGTH_RULE = {
-    "lp": "sum", "in_template_lp": "sum", "bayes_factor_unigram": "sum",
-    "pll_original": "sum", "pll_word_l2r": "sum", "pll_whole_word": "sum", "pll_sentence_l2r": "sum",
-    "mean_lp": "average", "slor": "average", "in_template_mean_lp": "average",
-    "pen_lp": "penalty", "in_template_pen_lp": "penalty", "bayes_factor_uniform": "credit",
-}
-FREQUENCY_METHODS = {"slor", "bayes_factor_unigram"}  # subtract what the tokens' frequencies alone predict
+# How a method's score treats a sentence's length in tokens, and whether it subtracts what the tokens'
+# frequencies alone predict: each method's descriptor says (accapp/methods/data/methods.json).
+LENGTH_RULE = {m: d.length_rule for m, d in descriptors().items() if d.length_rule != "none"}
+FREQUENCY_METHODS = {m for m, d in descriptors().items() if d.frequency}
+INFLATED_METHODS = {m for m, d in descriptors().items() if d.inflates_split_words}  # Kauf & Ivanova 2023
 ADVICE_EQUAL = ("For a minimal pair whose sentences have as many tokens, the papers read LP: within a minimal "
                 "pair its difference is what tracks grammaticality and human judgments, and dividing by the "
                 "same length changes no verdict (Hu et al. 2025, §2.3 and Predictions 1–2).")
@@ -150,7 +144,7 @@ def _other_reasons(votes: list[dict]) -> str:
     out = []
     freq = [v for v in votes if v["method"] in FREQUENCY_METHODS]
     asks = [v for v in votes if v["method"] not in LENGTH_RULE and v["family"] != "ensemble"]
-    pll = [v for v in votes if v["method"] == "pll_original"]
+    pll = [v for v in votes if v["method"] in INFLATED_METHODS]
     if freq:
         out.append(f"{_names(freq)} {_verb(freq, 'subtracts', 'subtract')} what the tokens' frequencies alone predict")
     if pll:
@@ -204,7 +198,7 @@ def split_explained(votes: list[dict], len_good: int, len_bad: int) -> dict | No
         reason = (f"{same}{_names(side[majority])} prefer the {words[majority]} sentence, {_names(side[minority])} the "
                   f"{words[minority]} one" + (f": {others}" if others else "") + ".")
     if gap:
-        yes_no = [v for v in voting if v["method"] == "yes_no_prob_comp"]
+        yes_no = [v for v in voting if v["method"] in presets()["length_robust"]]
         advice = ADVICE_LENGTH.format(yes_no=f"; here it prefers the {words[yes_no[0]['vote']]} sentence" if yes_no else "")
     else:
         advice = ADVICE_EQUAL
