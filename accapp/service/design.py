@@ -37,6 +37,7 @@ from urllib.parse import quote, urlencode
 
 from accapp.errors import MAX_SENTENCE_CHARS, UserError
 from accapp.files import CSV_ENCODING, rows_csv_text, safe_name, write_atomic
+from accapp.service.export import flat_fields
 from accapp.suites import catalog
 from accapp.suites import formula as F
 from accapp.suites.score import score_item
@@ -501,7 +502,7 @@ CSV_COLUMNS = ["record", "item", "condition", "sentence", "region_number", "regi
 
 def csv_rows(record: dict) -> list[dict]:
     rows = []
-    for field_, value in _flat(record["provenance"]):
+    for field_, value in flat_fields(record["provenance"]):
         rows.append({"record": "provenance", "field": field_, "value": value})
     for r in record["regions"]:
         rows.append({"record": "region", "item": record["item"], "condition": r["condition"],
@@ -519,17 +520,6 @@ def csv_rows(record: dict) -> list[dict]:
         rows.append({"record": "interaction", "item": record["item"], "prediction": p["index"] + 1, "text": inter["text"],
                      "surprisal_bits": inter.get("bits"), "passed": inter.get("as_predicted")})
     return rows
-
-
-def _flat(obj, prefix: str = ""):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _flat(v, f"{prefix}{k}.")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _flat(v, f"{prefix}{i}.")
-    else:
-        yield prefix.rstrip("."), obj
 
 
 _SEQ = [0]

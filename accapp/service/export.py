@@ -122,7 +122,7 @@ def csv_rows(record: dict) -> list[dict]:
         rows.append({"record": "context", "field": "context", "value": record["context"]["text"]})
     for m in record["models"]:
         mid = m["model_id"]
-        for field, value in _flat(m["provenance"]):
+        for field, value in flat_fields(m["provenance"]):
             rows.append({"record": "provenance", "model_id": mid, "field": field, "value": value})
         for side in ("good", "bad"):
             text = record[side]
@@ -161,14 +161,14 @@ def region_rows(region: dict | None, model_id: str, record: dict) -> list[dict]:
     return rows
 
 
-def _flat(obj, prefix: str = ""):
+def flat_fields(obj, prefix: str = ""):
     """(dotted field, scalar) pairs of a nested dict/list (provenance's weights list included)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            yield from _flat(v, f"{prefix}{k}.")
+            yield from flat_fields(v, f"{prefix}{k}.")
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            yield from _flat(v, f"{prefix}{i}.")
+            yield from flat_fields(v, f"{prefix}{i}.")
     else:
         yield prefix.rstrip("."), obj
 

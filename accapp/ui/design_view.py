@@ -194,18 +194,7 @@ URL_JS = f"""(query) => {{
 }}"""
 # "Copy link": the shown result's link, else one built from the inputs as they are.
 _ARGS = "(conditions, regions, formula, model, query)"
-COPY_JS = f"""async {_ARGS} => {{
-  const url = location.origin + location.pathname + "?" + (query || {_QUERY_JS});
-  const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-  try {{
-    await navigator.clipboard.writeText(url);
-    const shown = esc(url.length > 90 ? url.slice(0, 90) + "…" : url);
-    return `<span class="acc-copied" role="status">Link copied ✓ <small>${{shown}}</small></span>`;
-  }} catch (e) {{
-    return `<span role="status">Copy this link: <input class="acc-link-box" readonly size="60"
-      value="${{esc(url)}}" onclick="this.select()"></span>`;
-  }}
-}}"""
+COPY_JS = links.copy_link_js(_ARGS, f"""  const url = location.origin + location.pathname + "?" + (query || {_QUERY_JS});""")
 
 
 def _query_of(request) -> object:

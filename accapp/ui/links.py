@@ -139,9 +139,11 @@ PROBE_URL_JS = f"""{_ARGS} => {{
 }}"""
 # "Copy link": the page's URL when it holds a probe (kept up to date on each run), else one built from
 # the inputs; the clipboard when the browser allows it, else the link shown to copy by hand.
-PROBE_COPY_JS = f"""async {_ARGS} => {{
-  const here = new URLSearchParams(location.search).get("tab") === "probe";
-  const url = here ? location.href : location.origin + location.pathname + "?" + {_PROBE_QUERY_JS};
+def copy_link_js(args: str, url_lines: str) -> str:
+    """A "Copy link" button's js: `url_lines` (JS statements) set `url` from the inputs `args`; the link
+    goes to the clipboard when the browser allows it, else it is shown to copy by hand."""
+    return f"""async {args} => {{
+{url_lines}
   const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   try {{
     await navigator.clipboard.writeText(url);
@@ -152,6 +154,10 @@ PROBE_COPY_JS = f"""async {_ARGS} => {{
       value="${{esc(url)}}" onclick="this.select()"></span>`;
   }}
 }}"""
+
+
+PROBE_COPY_JS = copy_link_js(_ARGS, f"""  const here = new URLSearchParams(location.search).get("tab") === "probe";
+  const url = here ? location.href : location.origin + location.pathname + "?" + {_PROBE_QUERY_JS};""")
 
 
 # ------------------------------------------------------------------------------------------ explore

@@ -11,11 +11,12 @@ hook) refuses it. `back` refuses a file whose SHA-256 changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
 from pathlib import Path
+
+from payload import sha256  # the GPU scripts' one file hash (scripts/gpu is on the path: run as a script)
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "precomputed" / "results"
@@ -23,12 +24,6 @@ ASIDE = ROOT / ".gpu" / "aside"  # .gpu/ is ignored by git
 LEDGER = "aside.json"
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def out(results: Path = RESULTS, aside: Path = ASIDE) -> dict[str, str]:
