@@ -197,6 +197,22 @@ def describe(engine, methods, language: str | None = None) -> dict:
     }
 
 
+def rows_by_method(rows_of, methods) -> tuple[list[dict], dict[str, str]]:
+    """rows_of(methods) for a block's methods at once; when that fails, method by method, so the
+    method at fault is found and the others' rows still count: (rows, {method: its error})."""
+    try:
+        return rows_of(methods), {}
+    except Exception:  # noqa: BLE001 - find the method at fault
+        rows: list[dict] = []
+        failed: dict[str, str] = {}
+        for m in methods:
+            try:
+                rows += rows_of([m])
+            except Exception as exc:  # noqa: BLE001 - recorded as the unit's failure, the run goes on
+                failed[m] = f"{type(exc).__name__}: {exc}"
+        return rows, failed
+
+
 def score_block(engine, block: Block, benchmark: str, language: str | None) -> BlockResult:
     """Check and score one block with one engine call (the work a serial run or a Ray worker does)."""
     t0 = time.perf_counter()
@@ -213,17 +229,7 @@ def score_block(engine, block: Block, benchmark: str, language: str | None) -> B
         results = engine.score_pairs(pairs, list(methods), language)
         return [row for res in results for row in rows_for(res, res.pair.meta, model, benchmark)]
 
-    rows: list[dict] = []
-    failed: dict[str, str] = {}
-    if pairs:
-        try:
-            rows = rows_of(block.methods)
-        except Exception:  # noqa: BLE001 - find the method at fault; the others' rows still count
-            for m in block.methods:
-                try:
-                    rows += rows_of([m])
-                except Exception as exc:  # noqa: BLE001 - recorded as the unit's failure, the run goes on
-                    failed[m] = f"{type(exc).__name__}: {exc}"
+    rows, failed = rows_by_method(rows_of, block.methods) if pairs else ([], {})
     return BlockResult(block.index, pd.DataFrame(rows, columns=ROW_COLUMNS), check_errors, failed,
                        time.perf_counter() - t0, os.getpid())
 

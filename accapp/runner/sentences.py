@@ -33,6 +33,7 @@ from accapp.runner.runner import (
     describe,
     manifest_beside,
     open_manifest,
+    rows_by_method,
     unit_path,
     write_results_file,
 )
@@ -96,17 +97,7 @@ def score_sentence_block(engine, block: Block, benchmark: str, language: str | N
         return [row for (item, _), res in zip(checked, results)
                 for row in rows_of(res, item, engine.model_id, benchmark, units)]
 
-    rows: list[dict] = []
-    failed: dict[str, str] = {}
-    if checked:
-        try:
-            rows = rows_for(block.methods)
-        except Exception:  # noqa: BLE001 - find the method at fault; the others' rows still count
-            for m in block.methods:
-                try:
-                    rows += rows_for([m])
-                except Exception as exc:  # noqa: BLE001 - recorded as the unit's failure, the run goes on
-                    failed[m] = f"{type(exc).__name__}: {exc}"
+    rows, failed = rows_by_method(rows_for, block.methods) if checked else ([], {})
     return BlockResult(block.index, pd.DataFrame(rows, columns=SENTENCE_ROW_COLUMNS), errors, failed,
                        time.perf_counter() - t0, os.getpid())
 

@@ -18,9 +18,9 @@ PHRASES = (
     (r"case-aware unigram table", "a word-frequency table that tells capitals apart"),
 )
 INTERNAL = (
-    r"\b(?:issue|stop)\s+\d+\s*:\s*",  # "issue 35: " before a reason
-    r"\s*\((?:stop|issue)\s+\d+\)",  # "(stop 43)"
-    r"\s*\((?:docs/[\w./-]+|[\w./-]+\.md)(?:,\s*(?:issue|stop)\s+\d+)?\)",  # "(docs/gpu.md, issue 32)"
+    r"\b(?:issue|stop)\s+\d+\s*:\s*",  # "issue N: " before a reason
+    r"\s*\((?:stop|issue)\s+\d+\)",  # "(stop N)"
+    r"\s*\((?:docs/[\w./-]+|[\w./-]+\.md)(?:,\s*(?:issue|stop)\s+\d+)?\)",  # "(docs/gpu.md, issue N)"
     r",?\s*\b(?:issue|stop)\s+\d+\b",  # any other tracker number
 )
 LEFT_OVER = re.compile(r"\b(?:issue|stop)\s+\d|2\^-\d|docs/", re.IGNORECASE)
@@ -38,5 +38,5 @@ def for_reader(text) -> str:
 
 
 def internal_words(text: str) -> list[str]:
-    """The internal words left in `text` ("issue 35", "2^-12", "docs/..."), for tests and checks."""
+    """The internal words left in `text` ("issue N", "2^-12", "docs/..."), for tests and checks."""
     return [m.group(0) for m in LEFT_OVER.finditer(text or "")]
