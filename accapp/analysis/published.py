@@ -246,3 +246,16 @@ def ours_long(store: Store, model: str, benchmark: str, level: str = "phenomenon
     finished = store.manifest(model, benchmark).get("finished", "")
     df["source"] = "this project" + (f", run finished {finished[:10]}" if finished else "")
     return df[LONG_COLUMNS + ["pairs", "ties"]]
+
+
+# ------------------------------------------------------------------------------------ Hu et al. 2025
+HU2025 = DATA / "hu2025_published.json"  # what its text and Table 1a state for predictions 1 and 3
+
+
+def hu2025() -> dict:
+    """Hu et al. 2025's stated numbers: {"references": [...], "datasets": [...]}, each record with its
+    source (accapp/data/hu2025_published.json)."""
+    import json
+
+    raw = json.loads(HU2025.read_text(encoding="utf-8"))
+    return {"references": raw["references"], "datasets": raw["datasets"]}

@@ -185,8 +185,17 @@ def separation_intervals(store: Store, model: str, benchmark: str, metrics: Iter
                          n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = LEVEL) -> pd.DataFrame:
     """Separation AUC of every string of a run pooled (Hu et al. 2025 §6.3), with its bootstrap interval
     (INTERVAL_SOURCE), one row per metric: INTERVAL_COLUMNS."""
+    return intervals_of(pooled_scores(store, model, benchmark, metrics), model, benchmark, n_resamples, seed, level)
+
+
+def intervals_of(scores, model: str, benchmark: str, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                 level: float = LEVEL) -> pd.DataFrame:
+    """Separation AUC and its bootstrap interval (INTERVAL_SOURCE) of (metric, good scores, bad scores)
+    triples, one row per metric: INTERVAL_COLUMNS. Scores that are not finite are left out."""
     out = []
-    for metric, good, bad in pooled_scores(store, model, benchmark, metrics):
+    for metric, good, bad in scores:
+        good, bad = np.asarray(good, dtype=float), np.asarray(bad, dtype=float)
+        good, bad = good[np.isfinite(good)], bad[np.isfinite(bad)]
         lo, hi = auc_interval(good, bad, n_resamples, seed, level)
         out.append({"model": model, "benchmark": benchmark, "metric": metric, "strings": len(good) + len(bad),
                     "n_good": len(good), "n_bad": len(bad), "auc": auc(good, bad), "ci_low": lo, "ci_high": hi})

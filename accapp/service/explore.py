@@ -22,16 +22,21 @@ from accapp import analysis as A
 from accapp import settings
 from accapp.analysis import hu_levy as H
 from accapp.analysis import intervals as CI
-from accapp.benchmarks import NAMES, describe, label_of  # noqa: F401 - label_of: the tab's benchmark names
+from accapp.analysis import separation as SEP
+from accapp.benchmarks import NAMES, describe
+from accapp.benchmarks import label_of as _descriptor_label
 from accapp.files import csv_bytes
 from accapp.methods import display_name
+from accapp.service import ratings as RATED
 from accapp.service import units
 from accapp.service.catalog import DEFAULT_MODEL, convention_label, presets, registry
 from accapp.service.host import get_state
 from accapp.service.plain import for_reader
 from accapp.service.units import DEFAULT_UNIT
 
-BENCHMARKS = NAMES
+RATED_SETS = tuple(s for s in RATED.SETS if s not in NAMES)  # the rated sets of pairs (LI), shipped apart
+BENCHMARKS = NAMES + RATED_SETS  # the picker: every descriptor of accapp/data/benchmarks.json, then the rated sets
+KINDS = ("pairs", "sentences", "rated")  # where a benchmark's runs are: pair rows, single sentences, a rated set
 PREFERRED = tuple(presets()["explore"])  # the first selection (accapp/methods/data/methods.json)
 DEFAULT_TEMPLATE = "mean"  # Ide et al. 2025 Table 3 reports the mean over the five templates
 WRONG_LIMIT = 500  # rows shown in the table (the CSV has every wrong row up to WRONG_FETCH)
@@ -67,6 +72,9 @@ class Selection:
     methods: list[str]  # the chosen ones among them
     template: str = DEFAULT_TEMPLATE
     also: tuple = ()  # further models for the phenomenon view
+    kind: str = "pairs"  # KINDS: pair rows in the store, single sentences in the store, or a rated set
+    picked: str | None = None  # the model in the picker, whatever its run holds (``model``: a run of pairs only)
+    asked: str | None = None  # the model asked for, when it has no run on this benchmark
 
     @property
     def label(self) -> str:
@@ -77,24 +85,77 @@ class Selection:
         return get_state().store()
 
 
+def label_of(bench: str) -> str:
+    """A benchmark's or a rated set's name on screen ("BLiMP", "LI")."""
+    return RATED.SHORT.get(bench, bench) if bench in RATED_SETS else _descriptor_label(bench)
+
+
+def kind_of(bench: str) -> str:
+    """Where a benchmark's runs are (KINDS): a rated set's in precomputed/ratings, single sentences' in the
+    store's sentences view, pairs' in its results view."""
+    if bench in RATED_SETS:
+        return "rated"
+    b = describe(bench)
+    return "sentences" if b is not None and b.shape == "sentences" else "pairs"
+
+
+def models_of(store, bench: str, kind: str | None = None) -> list[str]:
+    """The models with a run on a benchmark, read from what is there (the files, not a list)."""
+    kind = kind or kind_of(bench)
+    if kind == "rated":
+        return RATED.rated_models(bench)
+    return store.sentence_models(bench) if kind == "sentences" else store.models(bench)
+
+
+def methods_of(store, model: str, bench: str, kind: str | None = None) -> list[str]:
+    """The methods of a model's run on a benchmark."""
+    kind = kind or kind_of(bench)
+    if kind == "rated":
+        return RATED.run_methods(model, bench)
+    return store.sentence_methods(model, bench) if kind == "sentences" else store.methods(model, bench)
+
+
 def select(bench: str, model: str | None, methods: list[str] | None, template: str | None = None,
            also=None) -> Selection:
     """The selection normalised against the store: an unknown benchmark is the first, an unknown model the
-    default one, unknown methods dropped (the preferred ones when none is left)."""
+    default one, unknown methods dropped (the preferred ones when none is left). ``model`` of the result is
+    the model of a run of pairs in the store (None otherwise: single sentences, a rated set, or no run);
+    ``picked`` the model in the picker whatever its run."""
     bench = bench if bench in BENCHMARKS else BENCHMARKS[0]
     store = get_state().store()
-    models = store.models(bench)
+    kind = kind_of(bench)
+    models = models_of(store, bench, kind)
+    asked = model if isinstance(model, str) and model and model not in models else None
     if model not in models:
         model = default_model(store, bench, models)
     if model:
-        present = store.methods(model, bench)
-    else:  # published numbers only: the methods the papers report for this benchmark
+        present = methods_of(store, model, bench, kind)
+    elif kind == "pairs":  # published numbers only: the methods the papers report for this benchmark
         present = sorted(set(A.published_ide_accuracy(store, bench).method))
+    else:
+        present = []
     methods = [m for m in (methods or []) if m in present]
     if not methods:
         methods = [m for m in PREFERRED if m in present] or present[:3]
-    also = tuple(m for m in (also or []) if m in models and m != model)
-    return Selection(bench, model, models, present, methods, template or DEFAULT_TEMPLATE, also)
+    pairs_model = model if kind == "pairs" else None
+    also = tuple(m for m in (also or []) if m in models and m != model) if pairs_model else ()
+    return Selection(bench, pairs_model, models, present, methods, template or DEFAULT_TEMPLATE, also, kind, model,
+                     asked)
+
+
+def missing(sel: Selection) -> str:
+    """Why the views made of pair rows (phenomena, length, paradigms, wrong pairs...) have nothing to show
+    for a selection, in one plain sentence; '' when there is a run of pairs."""
+    if sel.model:
+        return ""
+    if sel.kind == "sentences":
+        return (f"{sel.label} has single sentences, not pairs: see Separation (Prediction 3) and Across datasets "
+                "for its results.")
+    if sel.kind == "rated":
+        return (f"{sel.label} is a set of pairs rated by humans, shipped apart from the benchmark runs: see Human "
+                "ratings and Separation (Prediction 3) for its results.")
+    who = f" with {model_label(sel.asked)} or any other model" if sel.asked else " with any model"
+    return f"No results shipped for {sel.label} yet{who}."
 
 
 def default_model(store, bench: str, models: list[str]) -> str | None:
@@ -103,6 +164,8 @@ def default_model(store, bench: str, models: list[str]) -> str | None:
         return None
     if DEFAULT_MODEL in models:
         return DEFAULT_MODEL
+    if kind_of(bench) != "pairs":
+        return models[0]
     cat = store.catalog()
     sizes = cat[cat.benchmark == bench].groupby("model")["n_rows"].sum()
     return str(sizes.sort_values(ascending=False, kind="stable").index[0]) if len(sizes) else models[0]
@@ -229,15 +292,52 @@ def prune(folder: Path, keep: int = CSV_KEEP) -> None:
             pass
 
 
+# How a CSV writes each column: counts as integers, and numbers to the precision the page shows them at.
+COUNT_COLUMNS = {"paradigms", "pairs", "ties", "n", "n_good", "n_bad", "strings", "sentences", "human_pairs",
+                 "human_ties", "Pairs", "len_diff", "n_templates", "participants", "row"}
+CSV_DIGITS = {"accuracy": 1, "ci_low": 1, "ci_high": 1, "human_accuracy": 1, "share_A": 1, "Accuracy (%)": 1,
+              "accuracy_ci_low": 1, "accuracy_ci_high": 1, "point_biserial_r": 3, "r": 3, "p_value": 4,
+              "auc": 3, "auc_ci_low": 3, "auc_ci_high": 3}
+DEFAULT_DIGITS = 4  # any other number (scores and margins, as the wrong pairs' table shows them)
+
+
+def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as a CSV writes it: a count column (COUNT_COLUMNS, or one named "...: pairs") as whole numbers,
+    a column of percentages (its name says "%" or names a model's accuracy) to 0.1, other numbers to
+    CSV_DIGITS or DEFAULT_DIGITS decimals."""
+    out = df.copy()
+    for col in out.columns:
+        name = str(col)
+        values = out[col]
+        counts = name in COUNT_COLUMNS or name.endswith(": pairs")
+        if values.dtype == bool or not (pd.api.types.is_numeric_dtype(values) or (counts and values.dtype == object)):
+            continue  # text (ids, templates, labels) as it is; a count may come as objects (None where none)
+        numbers = pd.to_numeric(values, errors="coerce")
+        if numbers.notna().sum() < values.notna().sum():
+            continue  # numbers mixed with text: as it is
+        if counts:
+            whole = numbers.dropna()
+            if (whole == whole.round()).all():
+                out[col] = numbers.round().astype("Int64")
+                continue
+        if pd.api.types.is_integer_dtype(numbers) or not pd.api.types.is_numeric_dtype(numbers):
+            continue
+        digits = CSV_DIGITS.get(name)
+        if digits is None:
+            digits = 1 if ("%" in name or "(this project)" in name or "et al." in name) else DEFAULT_DIGITS
+        out[col] = numbers.round(digits)
+    return out
+
+
 def write_csv(df: pd.DataFrame | None, name: str, folder: Path | None = None) -> str | None:
     """Write ``df`` as the app's CSV (accapp.files.csv_bytes: formula cells neutralised, UTF-8 with a
-    BOM) atomically (a temp file renamed into place); the file is named by its content, so the same
-    table is written once. None for no data."""
+    BOM; counts whole and numbers rounded as shown, csv_frame) atomically (a temp file renamed into
+    place); the file is named by its content, so the same table is written once. None for no data."""
     if df is None or df.empty:
         return None
     folder = folder or csv_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    data = csv_bytes(df)
+    data = csv_bytes(csv_frame(df))
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80]
     path = folder / f"{safe}-{hashlib.sha256(data).hexdigest()[:12]}.csv"
     if not path.exists():
@@ -600,3 +700,129 @@ def hu_levy_measures(sel: Selection) -> pd.DataFrame | None:
     """Hu & Levy 2023's own measures of the run's metalinguistic prompts, one row per prompt (columns:
     HU_LEVY_COLUMNS, name, note); None with no run."""
     return H.measures(sel.store, sel.model, sel.bench) if sel.model else None
+
+
+# ------------------------------------------------------------------------------------ Prediction 3 and the datasets side by side
+SEPARATION_SOURCE = "this project; interval: " + SEP.INTERVAL_SOURCE
+SEPARATION_COLUMNS = ["model", "benchmark", "metric", "measure", "strings", "n_good", "n_bad", "auc", "auc_ci_low",
+                      "auc_ci_high", "source"]
+CROSS_COLUMNS = ["model", "benchmark", "dataset", "metric", "measure", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
+                 "pairs", "accuracy_over", "auc", "auc_ci_low", "auc_ci_high", "strings", "source"]
+SEPARATION_NOTE = (
+    "Separation (Hu et al. 2025 §6.3, Prediction 3): every sentence of the dataset pooled, the acceptable ones "
+    "one class and the unacceptable the other, and the ROC AUC of one measure's scores (scikit-learn): the chance "
+    "that an acceptable sentence drawn at random scores above an unacceptable one, a tie counting one half. "
+    "0.5 is no separation, 1 a perfect one. Interval: " + SEP.INTERVAL_SOURCE + ". The first time a run is "
+    "shown its intervals are computed (a bootstrap over every sentence: for a whole benchmark, a while), then kept.")
+
+
+def separation_of(store, model: str, bench: str, kind: str | None = None) -> pd.DataFrame:
+    """Separation AUC with its interval for every per-string measure of a model's run on a benchmark
+    (SEP.INTERVAL_COLUMNS; empty when the run has none), computed once and kept until the files change."""
+    kind = kind or kind_of(bench)
+
+    def compute():
+        if kind == "rated":
+            return SEP.intervals_of(RATED.pooled_scores(model, bench, SEP.SEPARATION_METRICS), model, bench)
+        if kind == "pairs" and not set(SEP.SEPARATION_METRICS) & set(store.methods(model, bench)):
+            return pd.DataFrame(columns=SEP.INTERVAL_COLUMNS)
+        return SEP.separation_intervals(store, model, bench)
+
+    return store.kept(("separation", kind, model, bench), compute)
+
+
+def _measure_order(metrics) -> list[str]:
+    """The measures in the order of Hu et al. 2025 §6.1 as this project lists them (SEPARATION_METRICS)."""
+    known = [m for m in SEP.SEPARATION_METRICS if m in set(metrics)]
+    return known + sorted(set(metrics) - set(known))
+
+
+def separation_frame(sel: Selection, sink: dict | None = None) -> pd.DataFrame | None:
+    """The selected run's separation AUC per measure with its interval (SEPARATION_COLUMNS), every measure it
+    has a score of each sentence for; None with no run (``missing`` says why)."""
+    if not sel.picked:
+        return None
+    df = separation_of(sel.store, sel.picked, sel.bench, sel.kind)
+    if df.empty:
+        return pd.DataFrame(columns=SEPARATION_COLUMNS)
+    df = df.set_index("metric").loc[_measure_order(df.metric)].reset_index()
+    out = pd.DataFrame({"model": df.model, "benchmark": df.benchmark, "metric": df.metric,
+                        "measure": df.metric.map(display_name), "strings": df.strings, "n_good": df.n_good,
+                        "n_bad": df.n_bad, "auc": df.auc, "auc_ci_low": df.ci_low, "auc_ci_high": df.ci_high,
+                        "source": SEPARATION_SOURCE})[SEPARATION_COLUMNS]
+    if sink is not None:
+        sink["separation-auc"] = out
+    return out
+
+
+def no_separation(sel: Selection) -> str:
+    """Why the separation view is empty for a selection with a run, in a sentence."""
+    return (f"{model_label(sel.picked)}'s run on {sel.label} has no measure that scores each sentence on its own "
+            f"(the LP family: {', '.join(display_name(m) for m in SEP.SEPARATION_METRICS)}), so its sentences cannot "
+            "be pooled.")
+
+
+def cross_models() -> list[str]:
+    """Every model with a run on any benchmark or rated set, the app's default first."""
+    store = get_state().store()
+    found = sorted({m for b in BENCHMARKS for m in models_of(store, b)})
+    return sorted(found, key=lambda m: m != DEFAULT_MODEL)
+
+
+def published_hu2025() -> dict:
+    """Hu et al. 2025's stated numbers (accapp/data/hu2025_published.json): references, datasets."""
+    from accapp.analysis.published import hu2025
+
+    return hu2025()
+
+
+def _accuracy_rows(store, model: str, bench: str, kind: str) -> pd.DataFrame:
+    """Within-pair accuracy of the per-string measures of a run, with intervals: metric, accuracy,
+    accuracy_ci_low, accuracy_ci_high, pairs, accuracy_over."""
+    cols = ["metric", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "pairs", "accuracy_over"]
+    if kind == "sentences":
+        return pd.DataFrame(columns=cols)
+    if kind == "rated":
+        rows = []
+        for metric, good, bad in RATED.pooled_scores(model, bench, SEP.SEPARATION_METRICS):
+            right = (good > bad).astype(float)  # the papers' rule: right when score(good) > score(bad)
+            lo, hi = CI.interval_of_mean(right)
+            rows.append({"metric": metric, "accuracy": 100 * right.mean(), "accuracy_ci_low": lo, "accuracy_ci_high": hi,
+                         "pairs": len(right), "accuracy_over": "mean over pairs"})
+        return pd.DataFrame(rows, columns=cols)
+    have = [m for m in SEP.SEPARATION_METRICS if m in store.methods(model, bench)]
+    if not have:
+        return pd.DataFrame(columns=cols)
+    acc = by_template(A.accuracy_overall, store, model, bench, have, DEFAULT_TEMPLATE, [])
+    acc = with_intervals(acc, CI.overall_intervals(store, model, bench, have, DEFAULT_TEMPLATE), [])
+    return pd.DataFrame({"metric": acc.method, "accuracy": acc.accuracy, "accuracy_ci_low": acc.ci_low,
+                         "accuracy_ci_high": acc.ci_high, "pairs": acc.pairs,
+                         "accuracy_over": "mean over paradigms"}, columns=cols)
+
+
+def cross_dataset_frame(model: str | None, sink: dict | None = None) -> pd.DataFrame:
+    """For one model, each dataset it has a run on and each measure of the LP family: within-pair accuracy
+    (Prediction 1) and separation AUC (Prediction 3), each with its interval (CROSS_COLUMNS; accuracy empty
+    for single sentences). Read from what the results folders hold, not from a list."""
+    store = get_state().store()
+    parts = []
+    for bench in BENCHMARKS:
+        kind = kind_of(bench)
+        if model not in models_of(store, bench, kind):
+            continue
+        auc = separation_of(store, model, bench, kind)
+        auc = auc.rename(columns={"ci_low": "auc_ci_low", "ci_high": "auc_ci_high"})[
+            ["metric", "auc", "auc_ci_low", "auc_ci_high", "strings"]]
+        acc = _accuracy_rows(store, model, bench, kind)
+        both = acc.merge(auc, on="metric", how="outer") if len(acc) else auc.assign(
+            **{c: float("nan") for c in ("accuracy", "accuracy_ci_low", "accuracy_ci_high", "pairs")}, accuracy_over="")
+        if both.empty:
+            continue
+        both = both.set_index("metric").loc[_measure_order(both.metric)].reset_index()
+        parts.append(both.assign(model=model, benchmark=bench, dataset=label_of(bench),
+                                 measure=both.metric.map(display_name), source=SEPARATION_SOURCE.replace(
+                                     "interval:", "intervals: accuracy, " + CI.SOURCE + "; AUC,")))
+    out = pd.concat(parts, ignore_index=True)[CROSS_COLUMNS] if parts else pd.DataFrame(columns=CROSS_COLUMNS)
+    if sink is not None:
+        sink["across-datasets"] = out
+    return out

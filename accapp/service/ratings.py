@@ -95,6 +95,37 @@ def rated_models(name: str) -> list[str]:
     return sorted(p.name.split("__")[0] for p in PRECOMPUTED.glob(f"*__{name}.parquet"))
 
 
+def run_rows(model: str, name: str) -> pd.DataFrame:
+    """A model's precomputed results on a built-in rated set, as shipped (precomputed/ratings/), or an
+    empty frame when there are none."""
+    run = _read(str(PRECOMPUTED / f"{model}__{name}.parquet")) if name in SETS else None
+    return run if run is not None else pd.DataFrame(columns=["method", "template", "pair_id", "score_good", "score_bad"])
+
+
+def run_methods(model: str, name: str) -> list[str]:
+    """The methods of a model's run on a built-in rated set (ensembles left out)."""
+    run = run_rows(model, name)
+    return sorted(set(run["method"]) - set(ENSEMBLE_METHODS))
+
+
+def run_pairs(model: str, name: str) -> int:
+    """How many pairs a model's run on a built-in rated set holds."""
+    run = run_rows(model, name)
+    return int(run["pair_id"].nunique()) if len(run) else 0
+
+
+def pooled_scores(model: str, name: str, metrics) -> list[tuple[str, object, object]]:
+    """(metric, good scores, bad scores) for each of ``metrics`` the run holds: every sentence of the rated
+    set's pairs pooled, the acceptable ones one class, the unacceptable the other (Hu et al. 2025 §6.3)."""
+    run = run_rows(model, name)
+    out = []
+    for metric in metrics:
+        g = run[(run["method"] == metric) & (run["template"].astype(str) == "-")]
+        if len(g):
+            out.append((metric, g["score_good"].to_numpy(dtype=float), g["score_bad"].to_numpy(dtype=float)))
+    return out
+
+
 def builtin_points(model: str, name: str = "li", meaning_matched_only: bool = False) -> pd.DataFrame:
     """Every (method, template, variant) x pair of a built-in rated set for a model with precomputed
     results: KEY + POINT_COLUMNS (meaning_distance from the model's own hidden states where computed)."""

@@ -118,9 +118,11 @@ class Store:
     def refresh(self) -> None:
         """(Re)build the views from the files now on disk and forget cached catalogs."""
         with self._lock:
+            self._generation = getattr(self, "_generation", 0) + 1
             self._catalog: pd.DataFrame | None = None
             self._units: dict[tuple[str, str], pd.DataFrame] = {}
             self._memo: dict[tuple, pd.DataFrame] = {}
+            self._kept: dict[tuple, pd.DataFrame] = {}
             for name in getattr(self, "_derived", {}):  # summaries of the files that were there
                 self.con.execute(f"DROP TABLE IF EXISTS {name}")
             self._derived: dict[str, set[tuple[str, str]]] = {}  # table -> the runs it holds
@@ -209,6 +211,20 @@ class Store:
                     self._memo.pop(next(iter(self._memo)))
                 self._memo[key] = compute()
             return self._memo[key].copy()
+
+    def kept(self, key: tuple, compute) -> pd.DataFrame:
+        """compute()'s frame, kept until the files change (refresh), with no bound on how many: for small
+        summaries that are slow to make (a separation AUC's bootstrap: a few rows a run). compute() runs
+        outside the store's lock, so other queries go on meanwhile; two callers at once may both compute."""
+        with self._lock:
+            if key in self._kept:
+                return self._kept[key].copy()
+            generation = self._generation
+        frame = compute()
+        with self._lock:
+            if generation == self._generation:  # not made from files a refresh has since replaced
+                self._kept[key] = frame
+        return frame.copy()
 
     def derived(self, name: str, columns: str, select: str, model: str, benchmark: str, params: dict | None = None) -> str:
         """Table ``name`` (columns ``model, benchmark, <columns>``: SQL column definitions) holding
