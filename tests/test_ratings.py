@@ -4,6 +4,7 @@ majority; r by bins of meaning distance."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -240,8 +241,18 @@ def test_explore_view_of_the_builtin_set():
         li = svc.rated_set("li").set_index("pair_id")
         pid, good, bad = points.customdata[0]
         assert (li.loc[pid, "good"], li.loc[pid, "bad"]) == (good, bad) and points.x[0] == pytest.approx(li.loc[pid, "human_delta"])
-        if (svc.PRECOMPUTED / f"{model}__li_distance.parquet").exists():
-            assert bins is not None and len(bins) == 10 and bins["pairs"].sum() == 725
+        if (svc.PRECOMPUTED / f"{model}__li_distance.parquet").exists():  # r by bins: a plotly figure, its CI
+            line = bins.data[0]
+            assert len(line.x) == 10 and line.error_y.array is not None and "meaning distance" in bins.layout.xaxis.title.text
+        # the axes span the data and say their units (LP's difference in bits, as the probe shows it)
+        xs, ys = points.x, points.y
+        (x0, x1), (y0, y1) = scatter.layout.xaxis.range, scatter.layout.yaxis.range
+        assert x0 <= min(xs) and x1 >= max(xs) and y0 <= min(ys) and y1 >= max(ys)
+        assert x1 - x0 < 1.2 * (max(xs) - min(xs)) and y1 - y0 < 1.2 * (max(ys) - min(ys))
+        assert "(bits," in scatter.layout.yaxis.title.text and "z-score" in scatter.layout.xaxis.title.text
+        lp = svc.builtin_points(model, "li")
+        lp = lp[(lp.method == "lp") & (lp.pair_id == pid)].model_delta.iloc[0]
+        assert points.y[0] == pytest.approx(lp / math.log(2))  # nats to bits
     html, scatter, *_ = v.explore_view("li", "smollm2-135m-instruct", "mean_lp|-|", True)
     assert "meaning-matched" in html and len(scatter.data[0].x) == 541
 

@@ -393,6 +393,20 @@ def run_facts(sel: Selection) -> dict | None:
             "skipped": list(store.skipped_files or [])}
 
 
+def other_run_line(sel: Selection) -> str:
+    """The status line of a run that is not of pairs in the store (single sentences, a rated set), plain
+    text; '' for any other selection."""
+    if not sel.picked or sel.model:
+        return ""
+    who = f"{model_label(sel.picked)} on {sel.label}: "
+    if sel.kind == "sentences":
+        cat = sel.store.sentence_catalog()
+        n = cat[(cat.model == sel.picked) & (cat.benchmark == sel.bench)].sentences.max()
+        return (who + f"{int(n):,} single sentences, each scored on its own, {len(sel.present)} measures. "
+                + missing(sel))
+    return who + f"{RATED.run_pairs(sel.picked, sel.bench):,} pairs with human ratings. " + missing(sel)
+
+
 # ------------------------------------------------------------------------------------ the views' frames
 def _runs(sel: Selection, models, fn, keys, **kw) -> list[pd.DataFrame]:
     """One analysis over several models, each with the selected methods it has (others left out)."""

@@ -33,7 +33,7 @@ from accapp.service.explore import (  # noqa: F401 - the tab's names for the vie
     model_label,
     write_csv,
 )
-from accapp.ui import hu_levy_view, links, plots, ratings_view, suites_view
+from accapp.ui import explore_plots, hu_levy_view, links, plots, ratings_view, suites_view
 from accapp.ui.common import esc, friendly, intro, message_of, note, pair_label
 
 BEST_LABEL = "best template: chosen on these same pairs, an upper bound (Ide et al. 2025)"
@@ -47,14 +47,15 @@ WRONG_SORTS = [("benchmark order", "order"), ("most wrong first (margin ascendin
 def filter_state(bench: str, model: str | None, methods: list[str] | None):
     """The filters against what the store holds: (models, model, present methods, methods)."""
     sel = svc.select(bench, model, methods)
-    return sel.models, sel.model, sel.present, sel.methods
+    return sel.models, sel.picked, sel.present, sel.methods
 
 
 @friendly
 def update_filters(bench, model, methods, wrong_method, also=None):
-    models, model, present, methods = filter_state(bench, model, methods)
-    wrong_choices = present if model else []
-    wrong_method = wrong_method if wrong_method in wrong_choices else (methods[0] if methods and model else None)
+    sel = svc.select(bench, model, methods)
+    models, model, present, methods = sel.models, sel.picked, sel.present, sel.methods
+    wrong_choices = present if sel.model else []
+    wrong_method = wrong_method if wrong_method in wrong_choices else (methods[0] if methods and sel.model else None)
     others = [m for m in models if m != model]
     return (gr.update(choices=[(model_label(m), m) for m in models], value=model),
             gr.update(choices=[(display_name(m), m) for m in present], value=methods),
@@ -80,9 +81,11 @@ def status_html(bench: str, model: str | None) -> str:
 def _status_html(sel) -> str:
     facts = svc.run_facts(sel)
     if facts is None:
-        return note(f"No precomputed results for <b>{esc(sel.label)}</b> yet (the benchmark runs are still being "
-                    "computed, or none has been shipped). The published numbers are shown alone, each labelled with "
-                    "its source.", "warn")
+        line = svc.other_run_line(sel)
+        if line:
+            return note(esc(line), "info")
+        return note(esc(svc.missing(sel)) + " The published numbers are shown alone where there are any, each "
+                    "labelled with its source.", "warn")
     bits = [f"<b>{esc(facts['model'])}</b> on <b>{esc(facts['benchmark'])}</b>: {facts['pairs']:,} pairs in "
             f"{facts['paradigms']} paradigms"]
     bits += [esc(facts["coverage"])] if facts["coverage"] else []
@@ -103,7 +106,7 @@ def phenomenon_view(sel, show_models, sink=None):
                  for f in (ours, pub))
     who = ", ".join(model_label(m) for m in [sel.model, *sel.also]) if sel.model else "published only"
     if ours.empty and pub.empty:
-        return plots.empty_figure(f"No results for {sel.label} yet, and no published per-phenomenon numbers.")
+        return plots.empty_figure(svc.missing(sel) or f"No results by phenomenon for {sel.label}.")
     return plots.phenomenon_figure(ours, pub, esc(f"Accuracy by phenomenon · {sel.label} · {who}"))
 
 
@@ -111,16 +114,16 @@ def length_view(sel, sink=None):
     by_len, bias, pub = svc.length_frames(sel, sink)
     if by_len is None:
         if pub.empty:
-            return plots.empty_figure("No results yet.")
+            return plots.empty_figure(svc.missing(sel))
         txt = "; ".join(f"{display_name(m)}: r = {r:+.3f}" for m, r in zip(pub.method, pub.point_biserial_r))
-        return plots.empty_figure(f"No results yet. Published ({plots.short_source(pub.source.iloc[0])}, Table 4): {txt}")
+        return plots.empty_figure(f"{svc.missing(sel)} Published ({plots.short_source(pub.source.iloc[0])}, Table 4): {txt}")
     return plots.length_figure(by_len, bias, pub, esc(f"Accuracy by token-length difference · {model_label(sel.model)}"))
 
 
 def paradigm_view(sel, phenomenon, sink=None):
     frames = svc.paradigm_frames(sel, phenomenon, sink)
     if frames is None:
-        return plots.empty_figure("No results yet: the per-paradigm view needs a precomputed run.")
+        return plots.empty_figure(svc.missing(sel))
     df, human = frames
     df = df.assign(phenomenon=[svc.phenomenon_label(sel.bench, p) for p in df.phenomenon])  # words, not ids
     return plots.paradigm_figure(df, human, esc(f"Accuracy per paradigm · {model_label(sel.model)}"))
@@ -129,8 +132,8 @@ def paradigm_view(sel, phenomenon, sink=None):
 def ensemble_view(sel):
     table, ours = svc.ensemble_frames(sel)
     if ours.empty:
-        return table, plots.empty_figure("No ensemble results of this project yet; the table shows the published numbers."
-                                         if len(table) else "No ensemble results yet.")
+        why = svc.missing(sel) or f"{model_label(sel.model)} has no ensemble results on {sel.label}."
+        return table, plots.empty_figure(f"{why} The table shows the published numbers." if len(table) else why)
     fig = plots.grouped_bar_figure(ours.assign(group=model_label(sel.model)), "setting", "accuracy", "group",
                                    esc(f"Ensembles and oracles · {model_label(sel.model)}"))
     return table, fig
@@ -140,7 +143,8 @@ def ab_view(sel, sink=None):
     df, pub = svc.ab_frames(sel, sink)
     pub_tbl = pub.rename(columns={"share_A": "share of 'A' (%)"}) if not pub.empty else pub
     if df is None:
-        return plots.empty_figure("No A/B prompting results of this project yet; the table shows the published shares."), pub_tbl
+        why = svc.missing(sel) or f"{model_label(sel.model)} has no A/B prompting results on {sel.label}."
+        return plots.empty_figure(f"{why} The table shows the published shares." if len(pub) else why), pub_tbl
     ref = {"50 % = no preference for A": 50.0}
     if not pub.empty:
         src = plots.short_source(pub.source.iloc[0])
@@ -153,7 +157,7 @@ def ab_view(sel, sink=None):
 def shuffle_view(sel, sink=None):
     df = svc.shuffle_frame(sel, sink)
     if df is None:
-        return plots.empty_figure("No results yet: the word-shuffling view needs a precomputed run.")
+        return plots.empty_figure(svc.missing(sel))
     if df.empty:
         return plots.empty_figure("No paradigms in this run.")
     return plots.grouped_bar_figure(df, "kind", "accuracy", "group",
@@ -163,9 +167,10 @@ def shuffle_view(sel, sink=None):
 def attractor_view(sel, sink=None):
     df = svc.attractor_frame(sel, sink)
     if df is None:
-        return plots.empty_figure(f"The attractor view needs a precomputed run of a benchmark that groups its "
-                                  f"subject-verb agreement paradigms by attractor (BLiMP); {esc(sel.label)} has "
-                                  f"{'none' if sel.model else 'no run yet'}.")
+        if not sel.model:
+            return plots.empty_figure(svc.missing(sel))
+        return plots.empty_figure(f"The attractor view needs a benchmark that groups its subject-verb agreement "
+                                  f"paradigms by attractor (BLiMP); {sel.label} has none.")
     if df.empty:
         return plots.empty_figure("This run has none of the subject-verb agreement paradigms.")
     return plots.grouped_bar_figure(df, "attractor", "accuracy", "group",
@@ -233,7 +238,7 @@ def wrong_views(sel, phen_choices, phen_labelled, wrong_method, wrong_text, wron
     more = f" (the first {WRONG_LIMIT:,} shown; the CSV has them all)" if len(kept) > WRONG_LIMIT else ""
     filtered = f" of {len(every_wrong):,}" if len(kept) != len(every_wrong) else ""
     unit = svc.units.unit_label(wrong_method, svc.DEFAULT_UNIT) if wrong_method else ""
-    wrong_note = (note("No precomputed run yet, so no pairs to list.", "info") if not sel.model else
+    wrong_note = (note(esc(svc.missing(sel)), "info") if not sel.model else
                   note(f"{len(kept):,}{filtered} pair judgments that <b>{esc(shown)}</b> gets wrong (or ties){more}. "
                        f"Margin = score of the acceptable minus the unacceptable sentence, in {esc(unit)} (as the "
                        "Probe shows it by default; the CSV keeps the method's own unit, named in its Score unit "
@@ -338,6 +343,108 @@ def hu_levy_section(bench, model):
                  lambda msg: note(esc(msg), "warn"))
 
 
+# ------------------------------------------------------------------------------------ Prediction 3, across datasets
+# Both are drawn when their tab opens (and, while it is open, when the selection changes), never in the
+# first render: a separation AUC's interval is a bootstrap over every sentence of the run.
+SEPARATION_TAB = "Separation (Prediction 3)"
+CROSS_TAB = "Across datasets"
+SEPARATION_TABLE = ["Measure", "Separation AUC", "95 % CI", "Sentences", "Acceptable", "Unacceptable", "Source"]
+CROSS_TABLE = ["Dataset", "Measure", "Accuracy (%)", "Accuracy: 95 % CI (%)", "Pairs", "Separation AUC", "AUC: 95 % CI",
+               "Sentences", "Hu et al. 2025 (Table 1a)"]
+
+
+def _paper_refs() -> dict:
+    """Hu et al. 2025's stated numbers, by what they are of: {"accuracy": [...], "auc": [...]} (those with a value)."""
+    refs = [r for r in svc.published_hu2025()["references"] if r.get("value") is not None]
+    return {"accuracy": [r for r in refs if r["what"] == "accuracy"], "auc": [r for r in refs if r["what"] == "separation_auc"]}
+
+
+def _paper_notes() -> str:
+    """What Hu et al. 2025 state in words, each with its source, as a list."""
+    items = "".join(f"<li>“{esc(r['quote'])}” <span class='acc-small'>({esc(r['models'])}; {esc(r['datasets'])}; "
+                    f"source: {esc(r['source'])})</span></li>" for r in svc.published_hu2025()["references"])
+    return (f"<div class='acc-small'><b>Hu et al. 2025 state</b> (their per-dataset values are drawn in figures only, "
+            f"so none is copied here):<ul style='margin:0.2rem 0 0 1.2rem'>{items}</ul></div>")
+
+
+def _ci(lo, hi, digits: int) -> str:
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]" if pd.notna(lo) and pd.notna(hi) else ""
+
+
+def _no_file():
+    return gr.update(value=None, interactive=False)
+
+
+def _file(df, name):
+    path = _safe("CSV", lambda: write_csv(df, name), lambda m: None)
+    return gr.update(value=path, interactive=bool(path))
+
+
+@friendly
+def separation_section(bench, model):
+    """The Separation view of a selection: (note, figure, table, CSV button update)."""
+    sel = svc.select(bench, model, None)
+    empty = pd.DataFrame(columns=SEPARATION_TABLE)
+    if not sel.picked:
+        why = svc.missing(sel)
+        return note(esc(why), "warn"), plots.empty_figure(why), empty, _no_file()
+    df = svc.separation_frame(sel)
+    if df is None or df.empty:
+        why = svc.no_separation(sel)
+        return note(esc(why), "warn"), plots.empty_figure(why), empty, _no_file()
+    fig = explore_plots.separation_figure(df, _paper_refs()["auc"],
+                                          esc(f"Separation AUC · {sel.label} · {model_label(sel.picked)}"))
+    table = pd.DataFrame({"Measure": df.measure, "Separation AUC": df.auc.round(3),
+                          "95 % CI": [_ci(lo, hi, 3) for lo, hi in zip(df.auc_ci_low, df.auc_ci_high)],
+                          "Sentences": df.strings.astype(int), "Acceptable": df.n_good.astype(int),
+                          "Unacceptable": df.n_bad.astype(int), "Source": df.source})[SEPARATION_TABLE]
+    html = note(esc(svc.SEPARATION_NOTE), "info") + _paper_notes()
+    return html, fig, table, _file(df, f"separation-auc-{sel.bench}-{sel.picked}")
+
+
+def separation_if_shown(current, bench, model):
+    """separation_section while its tab is the one shown; nothing otherwise (it stays lazy)."""
+    if current != SEPARATION_TAB:
+        return gr.update(), gr.update(), gr.update(), gr.update()
+    return separation_section(bench, model)
+
+
+@friendly
+def cross_section(explore_model, model):
+    """The view across datasets for one model (its own picker's, else Explore's, else the first with runs):
+    (model picker update, note, figure, table, CSV button update)."""
+    models = svc.cross_models()
+    model = model if model in models else (explore_model if explore_model in models else (models[0] if models else None))
+    choices = gr.update(choices=[(model_label(m), m) for m in models], value=model)
+    if model is None:
+        why = "No results shipped yet with any model."
+        return choices, note(why, "warn"), plots.empty_figure(why), pd.DataFrame(columns=CROSS_TABLE), _no_file()
+    df = svc.cross_dataset_frame(model)
+    fig = explore_plots.cross_dataset_figure(df, _paper_refs(), esc(f"Across datasets · {model_label(model)}"))
+    paper = {d["dataset"]: d for d in svc.published_hu2025()["datasets"]}
+
+    def table1a(bench):
+        d = paper.get(bench)
+        return f"{d['items']:,} items; predictions {', '.join(map(str, d['predictions']))}" if d else "not in the paper"
+
+    table = pd.DataFrame({
+        "Dataset": df.dataset, "Measure": df.measure, "Accuracy (%)": df.accuracy.astype(float).round(1),
+        "Accuracy: 95 % CI (%)": [_ci(lo, hi, 1) for lo, hi in zip(df.accuracy_ci_low, df.accuracy_ci_high)],
+        "Pairs": df.pairs.astype("Int64"), "Separation AUC": df.auc.astype(float).round(3),
+        "AUC: 95 % CI": [_ci(lo, hi, 3) for lo, hi in zip(df.auc_ci_low, df.auc_ci_high)],
+        "Sentences": df.strings.astype("Int64"), "Hu et al. 2025 (Table 1a)": df.benchmark.map(table1a)})[CROSS_TABLE]
+    shown = set(df.benchmark)
+    waiting = [svc.label_of(b) for b in svc.BENCHMARKS if b not in shown]
+    lines = [f"Each dataset {esc(model_label(model))} has a run on, and each measure that scores a sentence on its "
+             "own: the share of pairs where the acceptable sentence scores higher (left; a mean over paradigms, LI's "
+             "over pairs) beside the separation AUC of every sentence pooled (right). Whiskers: 95 % intervals ("
+             f"{esc(svc.CI.SOURCE)}; {esc(svc.SEP.INTERVAL_SOURCE)})."]
+    if waiting:
+        lines.append(f"No run of this model shipped yet on: {esc(', '.join(waiting))}.")
+    html = note(" ".join(lines), "info") + _paper_notes()
+    return choices, html, fig, table, _file(df, f"across-datasets-{model}")
+
+
 def human_note_html(bench: str) -> str:
     """What a benchmark's published human figure is, where it is not a per-phenomenon forced choice
     (CLiMP's: an agreement figure only), said on the page ('' where there is nothing to say)."""
@@ -356,11 +463,12 @@ def selection_from_query(params: dict) -> dict | None:
         return None
     raw = links.explore_values(params)
     found = svc.select(raw["bench"], raw["model"], raw["methods"])
-    bench, models, model, present, methods = found.bench, found.models, found.model, found.present, found.methods
+    bench, models, model, present, methods = found.bench, found.models, found.picked, found.present, found.methods
     template = raw["template"] if raw["template"] in {v for _, v in TEMPLATE_CHOICES} else DEFAULT_TEMPLATE
     phen_choices = svc.phenomena(found)
     phenomenon = raw["phenomenon"] if raw["phenomenon"] in phen_choices else "all"
     return {"bench": bench, "model": model, "models": models, "present": present, "methods": methods,
+            "pairs": bool(found.model),
             "template": template, "phenomenon": phenomenon, "phen_choices": phen_choices,
             "phen_labelled": svc.phenomenon_choices(found)}
 
@@ -377,13 +485,13 @@ def restore_from_link(request: gr.Request):
     if sel is None:
         return [gr.update()] * 8 + [False]
     model, present, methods = sel["model"], sel["present"], sel["methods"]
-    wrong_method = methods[0] if methods and model else None
+    wrong_method = methods[0] if methods and sel["pairs"] else None
     return (gr.Tabs(selected="explore"), gr.update(value=sel["bench"]),
             gr.update(choices=[(model_label(m), m) for m in sel["models"]], value=model),
             gr.update(choices=[(display_name(m), m) for m in present], value=methods),
             gr.update(value=sel["template"]), gr.update(choices=sel["phen_labelled"], value=sel["phenomenon"]),
             gr.update(choices=[(model_label(m), m) for m in sel["models"] if m != model], value=[]),
-            gr.update(choices=[(display_name(m), m) for m in (present if model else [])], value=wrong_method), True)
+            gr.update(choices=[(display_name(m), m) for m in (present if sel["pairs"] else [])], value=wrong_method), True)
 
 
 def render_if_restored(restored, *inputs):
@@ -418,6 +526,11 @@ class ExploreTab:
     def restore_on(self, demo):
         """An Explore link's selection restored and drawn when the page loads."""
         demo.load(**self.load_event, **HIDDEN).then(**self.restored_figures, **HIDDEN).then(**self.restored_wrong, **HIDDEN)
+
+
+def _shown_tab(evt: gr.SelectData):
+    """The label of the Explore view just opened."""
+    return str(evt.value) if evt is not None else ""
 
 
 def csv_button(name: str, label: str) -> gr.DownloadButton:
@@ -455,7 +568,7 @@ def build(probe, tabs, probe_tab_id: str, design=None) -> ExploreTab:
     status = gr.HTML("", elem_id="explore-status")
     gr.HTML(note(esc(CI_NOTE + " " + RULE_NOTE), "info"), elem_id="explore-ci-note")
     human_note = gr.HTML("", elem_id="explore-human-note")
-    with gr.Tabs(overflow_behavior="wrap", elem_id="explore-views"):  # every view's label in sight on a phone
+    with gr.Tabs(overflow_behavior="wrap", elem_id="explore-views") as views_tabs:  # every label in sight on a phone
         with gr.Tab("By phenomenon"):
             phen_plot = gr.Plot(label="Accuracy by phenomenon", elem_id="explore-phenomenon")
             overall = gr.Dataframe(elem_classes=["acc-table"], label="Overall accuracy (mean over paradigms), ours and published",
@@ -509,9 +622,24 @@ def build(probe, tabs, probe_tab_id: str, design=None) -> ExploreTab:
             hu_levy_html = gr.HTML("", elem_id="explore-hu-levy")
         with gr.Tab("Human ratings", elem_id="explore-ratings-tab") as ratings_tab:  # Hu et al. 2025, prediction 2
             ratings_io = ratings_view.build_explore(probe, tabs, probe_tab_id)
+        with gr.Tab(SEPARATION_TAB, elem_id="explore-separation-tab") as separation_tab:  # Hu et al. 2025, §6.3
+            separation_html = gr.HTML("", elem_id="explore-separation-note")
+            separation_plot = gr.Plot(label="Separation AUC", elem_id="explore-separation")
+            separation_table = gr.Dataframe(elem_classes=["acc-table"], interactive=False, wrap=True,
+                                            elem_id="explore-separation-table", label="Separation AUC per measure")
+            dl_separation = csv_button("separation-auc", "separation AUC (table)")
+        with gr.Tab(CROSS_TAB, elem_id="explore-cross-tab") as cross_tab:  # Hu et al. 2025, predictions 1 and 3
+            cross_model = gr.Dropdown([], value=None, label="Model", elem_id="explore-cross-model")
+            cross_html = gr.HTML("", elem_id="explore-cross-note")
+            cross_plot = gr.Plot(label="Accuracy and separation across datasets", elem_id="explore-cross")
+            cross_table = gr.Dataframe(elem_classes=["acc-table"], interactive=False, wrap=True, max_height=480,
+                                       elem_id="explore-cross-table", label="Across datasets, per measure")
+            dl_cross = csv_button("across-datasets", "across datasets (table)")
         with gr.Tab("SyntaxGym test suites", elem_id="explore-suites-tab") as suites_tab:  # ui/suites_view.py
             suites_section = suites_view.build(tabs, design)
-    ratings_tab.select(ratings_view.explore_view, *ratings_io, api_visibility="undocumented")
+    ratings_inputs, ratings_outputs = ratings_io
+    ratings_tab.select(ratings_view.follow_explore, [bench, model, *ratings_inputs],
+                       [*ratings_outputs, ratings_inputs[0], ratings_inputs[1]], **HIDDEN)
     suites_tab.select(**suites_section)
     wrong_state = gr.State(None)
 
@@ -555,6 +683,16 @@ def build(probe, tabs, probe_tab_id: str, design=None) -> ExploreTab:
     copy_btn.click(None, [link], None, js=links.COPY_LINK_JS, **HIDDEN)
     # Hu & Levy's measures: apart from render (its outputs stay as they are)
     hu_levy_tab.select(hu_levy_section, [bench, model], [hu_levy_html], **HIDDEN)
+    # Separation and the view across datasets: drawn when their tab opens; separation again on a new selection
+    # while its tab is the one shown (the tab shown kept in `shown_view`)
+    shown_view = gr.State("")
+    views_tabs.select(_shown_tab, None, [shown_view], **HIDDEN)
+    separation_outputs = [separation_html, separation_plot, separation_table, dl_separation]
+    separation_tab.select(separation_section, [bench, model], separation_outputs, **HIDDEN)
+    status.change(separation_if_shown, [shown_view, bench, model], separation_outputs, **HIDDEN)
+    cross_outputs = [cross_model, cross_html, cross_plot, cross_table, dl_cross]
+    cross_tab.select(cross_section, [model, cross_model], cross_outputs, **HIDDEN)
+    cross_model.input(cross_section, [model, cross_model], cross_outputs, **HIDDEN)
     status.change(hu_levy_section, [bench, model], [hu_levy_html], **HIDDEN)
 
     def open_in_probe(df, bench_value, model_value, evt: gr.SelectData):

@@ -11,8 +11,10 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
+from accapp.benchmarks import label_of
 from accapp.methods import display_name
 from accapp.service import ratings as svc
+from accapp.service import units
 from accapp.ui import plot_click
 from accapp.ui.common import esc, note, pair_label
 from accapp.ui.gradio_internals import event_value
@@ -67,17 +69,40 @@ def summary_html(summary: pd.DataFrame | None, published: list[dict] | None = No
 
 def scatter_frame(points: pd.DataFrame, method: str, template: str = "-", variant: str = "") -> pd.DataFrame:
     """One method's points as the scatter plots them (hover: both sentences; the raw sentences travel
-    in ``good``/``bad`` for a click that opens the pair)."""
+    in ``good``/``bad`` for a click that opens the pair); the model's difference in the page's unit
+    (model_unit: bits for a log-probability, as the probe shows it)."""
     g = points[(points["method"] == method) & (points["template"] == template) & (points["variant"] == variant)]
-    return pd.DataFrame({"human difference": g["human_delta"], "model difference": g["model_delta"],
+    model = [units.in_unit(float(v), method) if pd.notna(v) else v for v in g["model_delta"]]
+    return pd.DataFrame({"human difference": g["human_delta"], "model difference": model,
                          "acceptable": g["good"].map(esc), "unacceptable": g["bad"].map(esc),
                          "pair": g["pair_id"].astype(str), "good": g["good"].astype(str),
                          "bad": g["bad"].astype(str)}).dropna(subset=["human difference", "model difference"])
 
 
-def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "") -> go.Figure | None:
+def model_unit(method: str) -> str:
+    """The unit of a method's difference on the page ("bits", "bits/token", "P(Yes)")."""
+    return units.unit_label(method)
+
+
+def span(values, pad: float = 0.05) -> list[float]:
+    """An axis range from the smallest to the largest value, with ``pad`` of their spread each side (a
+    unit each side when they are all one value)."""
+    v = pd.to_numeric(pd.Series(list(values)), errors="coerce").dropna()
+    if v.empty:
+        return [0.0, 1.0]
+    lo, hi = float(v.min()), float(v.max())
+    d = (hi - lo) * pad or 1.0
+    return [lo - d, hi + d]
+
+
+HUMAN_AXIS = "human difference (mean z-score within participants, acceptable − unacceptable)"
+
+
+def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "",
+                   human_axis: str = HUMAN_AXIS) -> go.Figure | None:
     """The pairs as a plotly scatter, each point a pair: hover with both sentences; its ``customdata``
-    ([pair id, good, bad]) is what a click sends (click_hook) to open the pair in the probe."""
+    ([pair id, good, bad]) is what a click sends (click_hook) to open the pair in the probe. ``unit``: the
+    model difference's (model_unit); both axes span the data."""
     if frame is None or len(frame) == 0:
         return None
     hover = [f"<b>pair {esc(p)}</b><br>✓ {a}<br>✗ {u}<br>human difference {h:+.2f} · model difference {m:+.2f}"
@@ -92,8 +117,36 @@ def scatter_figure(frame: pd.DataFrame | None, title: str = "", unit: str = "") 
     fig.update_layout(title=dict(text=esc(title), x=0.01, xanchor="left", font=dict(size=15)) if title else None,
                       template="plotly_white", height=400, margin=dict(l=60, r=20, t=50 if title else 20, b=50),
                       showlegend=False, hovermode="closest", clickmode="event", dragmode="pan",
-                      xaxis_title="human difference (z-score, acceptable − unacceptable)",
-                      yaxis_title="model difference (score, acceptable − unacceptable)")
+                      xaxis_title=human_axis,
+                      yaxis_title=f"model difference ({unit or 'score'}, acceptable − unacceptable)")
+    fig.update_xaxes(range=span(frame["human difference"]), zeroline=True)
+    fig.update_yaxes(range=span(frame["model difference"]), zeroline=True)
+    return fig
+
+
+def bins_figure(bins: pd.DataFrame | None, title: str = "r by meaning distance (10 equal bins)") -> go.Figure | None:
+    """r between the model's and the humans' differences in each bin of meaning distance, with its 95 %
+    interval, the bins' median distance on x; both axes span the data. None without bins."""
+    if bins is None or bins.empty:
+        return None
+    b = bins.dropna(subset=["pearson_r"])
+    if b.empty:
+        return None
+    lo, hi = b["pearson_low"], b["pearson_high"]
+    fig = go.Figure(go.Scatter(
+        x=b["distance_mid"].astype(float).tolist(), y=b["pearson_r"].astype(float).tolist(), mode="lines+markers",
+        marker=dict(size=8, color="#1c7ed6"), line=dict(color="#1c7ed6"),
+        error_y=dict(type="data", symmetric=False, array=(hi - b["pearson_r"]).tolist(),
+                     arrayminus=(b["pearson_r"] - lo).tolist(), color="#495057", thickness=1.2, width=3),
+        hovertext=[f"distance {m:.3f} (bin {d0:.3f}–{d1:.3f})<br>Pearson r {r:+.2f} [{a:+.2f}, {z:+.2f}]<br>{int(n)} pairs"
+                   for m, d0, d1, r, a, z, n in zip(b["distance_mid"], b["distance_low"], b["distance_high"],
+                                                     b["pearson_r"], lo, hi, b["pairs"])], hoverinfo="text"))
+    fig.update_layout(title=dict(text=esc(title), x=0.01, xanchor="left", font=dict(size=15)), template="plotly_white",
+                      height=400, margin=dict(l=60, r=20, t=50, b=50), showlegend=False,
+                      xaxis_title="meaning distance (1 − cosine similarity, bin median)",
+                      yaxis_title="Pearson r (model vs human difference), 95 % CI")
+    fig.update_xaxes(range=span(pd.concat([b["distance_low"], b["distance_high"]])))
+    fig.update_yaxes(range=span(pd.concat([lo.dropna(), hi.dropna(), b["pearson_r"]])))
     return fig
 
 
@@ -216,9 +269,9 @@ def point_opener(probe_tab_id: str):
 
 
 # ------------------------------------------------------------------------------------ Explore's view
-def explore_view(name: str, model: str | None, key: str | None, matched: bool):
-    """The built-in rated set's view for a model and method: (summary HTML, scatter, bins, table,
-    method choices update)."""
+def explore_view(name: str, model: str | None, key: str | None, matched: bool, note_html: str = ""):
+    """The built-in rated set's view for a model and method: (summary HTML, scatter, bins figure, table,
+    method choices update). ``note_html`` goes above the summary (why this set or model is shown)."""
     models = svc.rated_models(name)
     if not models:
         empty = note("No precomputed results on this rated set yet.", "warn")
@@ -230,20 +283,43 @@ def explore_view(name: str, model: str | None, key: str | None, matched: bool):
     key = key if key in values else ("lp|-|" if "lp|-|" in values else values[0])
     method, template, variant = split_key(key)
     which = " (meaning-matched pairs: edit distance below its 75th percentile)" if matched else ""
-    html = summary_html(svc.builtin_summary(model, name, bool(matched)), [p for p in svc.published() if p["set"] == name],
-                        f"{svc.SETS[name]}: {model}{which}")
+    html = note_html + summary_html(svc.builtin_summary(model, name, bool(matched)),
+                                    [p for p in svc.published() if p["set"] == name], f"{svc.SETS[name]}: {model}{which}")
     bins = svc.distance_bins(points, method, template, variant)
-    bins_frame = pd.DataFrame({"meaning distance (bin median)": bins["distance_mid"], "Pearson r": bins["pearson_r"],
-                               "pairs": bins["pairs"]}) if not bins.empty else None
     html += f"<div class='acc-small'>{esc(EMBEDDING_NOTE)}</div>"
-    title = f"{_label(pd.Series(dict(method=method, template=template, variant=variant)))}: model difference against human difference"
-    return (html, scatter_figure(scatter_frame(points, method, template, variant), title), bins_frame,
+    label = _label(pd.Series(dict(method=method, template=template, variant=variant)))
+    title = f"{label}: model difference against human difference"
+    return (html, scatter_figure(scatter_frame(points, method, template, variant), title, model_unit(method)),
+            bins_figure(bins, f"{label}: r by meaning distance (10 equal bins)"),
             point_table(points, method, template, variant), gr.update(choices=choices, value=key))
+
+
+def follow_explore(bench: str | None, explore_model: str | None, name: str, model: str | None, key: str | None,
+                   matched: bool):
+    """The view as Explore's pickers have it: the rated set Explore shows (when it shows one), the model
+    Explore has picked where it has a run on the set (else the view's own, and it says so). Returns
+    explore_view's values, then the set's and the model's updates."""
+    name = bench if bench in svc.SETS else (name if name in svc.SETS else next(iter(svc.SETS)))
+    models = svc.rated_models(name)
+    words = []
+    if bench and bench not in svc.SETS:
+        words.append(f"{label_of(bench)} has no human ratings of its sentences one by one; this view shows "
+                     f"{svc.SHORT.get(name, name)}, the rated set.")
+    if explore_model in models:
+        model = explore_model
+    elif explore_model:
+        model = model if model in models else (models[0] if models else None)
+        if model:
+            words.append(f"{explore_model} has no run on {svc.SHORT.get(name, name)}; shown: {model}.")
+    note_html = note(esc(" ".join(words)), "info") if words else ""
+    out = explore_view(name, model, key, matched, note_html)
+    return (*out, gr.update(value=name), gr.update(choices=models, value=model if model in models else None))
 
 
 def build_explore(probe, tabs, probe_tab_id: str) -> None:
     """The "Human ratings" view inside Explore: its own set, model and method (the rated sets are not
-    benchmarks of the store); a row of the pairs' table opens it in the probe."""
+    benchmarks of the store), set from Explore's pickers when the view opens (follow_explore); a row of the
+    pairs' table opens it in the probe. Returns (inputs, outputs) of its events."""
     names = list(svc.SETS)
     gr.HTML(note("Within minimal pairs, does the model's difference follow the humans' difference in acceptability "
                  "(Hu et al. 2025, prediction 2)? Each point is a pair; hover for its sentences, click a point to open "
@@ -258,8 +334,7 @@ def build_explore(probe, tabs, probe_tab_id: str) -> None:
     summary = gr.HTML("", elem_id="ratings-summary")
     with gr.Row():
         scatter = scatter_plot("ratings-scatter")
-        bins = gr.LinePlot(None, x="meaning distance (bin median)", y="Pearson r", title="r by meaning distance (10 equal bins)",
-                           height=380, elem_id="ratings-bins")
+        bins = gr.Plot(None, show_label=False, elem_id="ratings-bins")
     table = gr.Dataframe(elem_classes=["acc-table"], label="Pairs (click one to open it in the probe)", interactive=False,
                          wrap=True, max_height=400, elem_id="ratings-pairs", column_widths=TABLE_WIDTHS)
     hidden = dict(api_visibility="undocumented")
@@ -289,5 +364,6 @@ def file_view(files):
     method, template, variant = split_key("lp|-|" if "lp|-|" in values else values[0])
     title = f"{display_name(method)}: model difference against human difference"
     frame = scatter_frame(points, method, template, variant)
-    return (gr.update(value=scatter_figure(frame, title), visible=True),
+    figure = scatter_figure(frame, title, model_unit(method), "human difference (the file's ratings, acceptable − unacceptable)")
+    return (gr.update(value=figure, visible=True),
             gr.update(value=point_table(points, method, template, variant), visible=True), frame)
