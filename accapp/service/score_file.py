@@ -45,13 +45,14 @@ from accapp import settings
 from accapp.benchmarks import MAX_FILE_BYTES, parse_pairs
 from accapp.engine import PairResult
 from accapp.errors import UserError, shown
+from accapp.languages import name as language_name
 from accapp.methods import describe, parse_ids, pass_group_order, resolve
 from accapp.models import get_spec
 from accapp.schema import ENSEMBLE_METHODS, FLAG_IDENTICAL, normalised, pair_flag
 from accapp.service.gpu import model_call
 from accapp.service.host import QUIET_STEP_S, STEP_S, ModelBusy  # noqa: F401 - ModelBusy: the steps' name for it
 from accapp.service.messages import message_of
-from accapp.service.probe import majority, model_spec
+from accapp.service.probe import language_mismatch, majority, model_spec
 from accapp.service.provenance import provenance
 from accapp.service.units import file_unit, round_percent
 
@@ -409,6 +410,28 @@ def flag_notes(base: pd.DataFrame) -> list[str]:
     if counts["repeated"]:
         out.append(f"{counts['repeated']} row{'s' if counts['repeated'] != 1 else ''} repeat an earlier row's pair "
                    "(flagged \"repeats row N\"); each is scored and counted.")
+    return out
+
+
+def language_notes(base: pd.DataFrame, languages) -> list[str]:
+    """The file summary's sentence about rows in a language the model was not made for, as the probe says it
+    of a pair (service.probe.language_mismatch, row by row); empty when there are none, or when the model's
+    languages are unknown (a model the registry does not list)."""
+    if not languages or base is None or base.empty or not {"good", "bad"} <= set(base.columns):
+        return []
+    by_lang: dict[str, list[int]] = {}
+    rows = base["row"] if "row" in base else pd.Series(range(1, len(base) + 1), index=base.index)
+    for row, good, bad in zip(rows, base["good"], base["bad"]):
+        lang = language_mismatch(languages, str(good or ""), str(bad or ""))
+        if lang is not None:
+            by_lang.setdefault(lang, []).append(int(row))
+    out = []
+    for lang, found in by_lang.items():
+        n = len(found)
+        shown_rows = ", ".join(map(str, found[:5])) + (", ..." if n > 5 else "")
+        out.append(f"{n} row{'s' if n != 1 else ''} (row {shown_rows}) look{'s' if n == 1 else ''} "
+                   f"{language_name(lang)}, a language this model was not made for ({', '.join(languages)}): "
+                   "expect poor judgments there.")
     return out
 
 

@@ -12,6 +12,7 @@ import gradio as gr
 from accapp import logs
 from accapp.benchmarks import label_of
 from accapp.errors import UserError
+from accapp.service.catalog import get_spec, model_choices
 from accapp.service.host import HANDLERS
 from accapp.service.messages import DEVICE_MESSAGE, OOM_MESSAGE, is_device_error, is_oom, message_of  # noqa: F401 - the tabs' names for them
 
@@ -89,6 +90,35 @@ def pair_label(meta: dict | None) -> str:
         return ""
     humans = [meta["humans"]] if meta.get("humans") else []  # a rated pair: the humans' judgment
     return f"<div class='acc-small'>{' · '.join(esc(p) for p in pair_where(meta) + humans)}</div>"
+
+
+# The model pickers: the models that run here first, then under one heading those that cannot (a GPU
+# model on a CPU server, a gated or not yet downloaded one). Gradio's dropdown has no option groups, so the
+# heading is a choice of its own, drawn as a heading (CSS above); picked with the keyboard, it means no model.
+UNAVAILABLE_HEADING = "── needs a GPU or a download (cannot run on this server) ──"
+HEADING_VALUE = "(heading: needs a GPU or a download)"
+
+
+def model_picker_choices() -> list[tuple[str, str]]:
+    """(label, id) for a model dropdown: the models that load here, as catalog.model_choices labels them,
+    then UNAVAILABLE_HEADING and the others by name and kind only (the heading says why as a group)."""
+    ready, others = [], []
+    for label, mid in model_choices():
+        if label.startswith("⛔"):
+            spec = get_spec(mid)
+            others.append((f"{spec.name} · {spec.kind} LM", mid))
+        else:
+            ready.append((label, mid))
+    return ready + ([(UNAVAILABLE_HEADING, HEADING_VALUE)] + others if others else [])
+
+
+def unavailable_reason(model_id: str) -> str | None:
+    """Why a model of the picker cannot run on this server, in words (catalog.model_choices's own); None
+    when it can (or is not the registry's)."""
+    for label, mid in model_choices():
+        if mid == model_id and label.startswith("⛔"):
+            return label.rsplit(" · ", 1)[-1]
+    return None
 
 
 def note(text_html: str, kind: str = "info") -> str:
@@ -186,6 +216,16 @@ CSS += """
     display: block; padding: 0.25rem 0.5rem; font-size: 0.85rem; color: var(--body-text-color-subdued); }
   .acc-table th, .acc-table th span { overflow-wrap: break-word !important; word-break: normal !important; hyphens: auto; }
 }
+"""
+# The first screen: a probe's figure takes room only once it holds a figure (no empty plot and gap
+# above the fold before a result exists); the model picker's group heading is a heading, not a choice.
+CSS += """
+#probe-surprisal:not(:has(.js-plotly-plot)), #probe-surprisal-2:not(:has(.js-plotly-plot)) { display: none !important; }
+#tab-probe .block:has(> .html-container > .prose:empty) { display: none !important; }
+#probe-region-help summary { cursor: pointer; }
+ul[role=listbox] li[aria-label^='── '] { pointer-events: none; cursor: default; font-weight: 600; font-size: 0.9rem;
+  color: var(--body-text-color-subdued); background: var(--background-fill-secondary);
+  border-top: 1px solid var(--border-color-primary); }
 """
 # The gallery's projection view: big type that wraps at word boundaries and fits any width.
 CSS += """

@@ -25,12 +25,21 @@ from accapp.segment import characters, joined_note, segmented_note
 from accapp.service import export, verdicts
 from accapp.service import probe as svc
 from accapp.service import region as regions
-from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, model_choices, preset
+from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, preset
 from accapp.service.host import ANY, BENCHMARKS, get_state, paradigms, phenomena, random_pair
 from accapp.service.messages import message_of
 from accapp.service.probe import DEFAULT_BENCH_METHOD, method_choices
 from accapp.ui import links, many_pairs, plots, region_view
-from accapp.ui.common import esc, friendly, intro, note, pair_label
+from accapp.ui.common import (
+    HEADING_VALUE,
+    esc,
+    friendly,
+    intro,
+    model_picker_choices,
+    note,
+    pair_label,
+    unavailable_reason,
+)
 from accapp.ui.expected_view import expected_html, token_columns, token_frame
 from accapp.ui.method_inputs import MethodBoxes, MethodPick
 from accapp.ui.probe_view import (
@@ -101,7 +110,9 @@ LATEST = Latest()
 
 
 def _models(model_id: str, model2: str | None) -> list[str]:
-    return [model_id] + ([model2] if model2 and model2 != NO_SECOND and model2 != model_id else [])
+    """The models to run: the picker's group heading stands for no model (the default first, none second)."""
+    model_id = DEFAULT_MODEL if model_id == HEADING_VALUE else model_id
+    return [model_id] + ([model2] if model2 and model2 not in (NO_SECOND, HEADING_VALUE, model_id) else [])
 
 
 def _word_figure(report: dict, unit: str, view: str):
@@ -292,13 +303,21 @@ def update_context(model_id, method, meta, good, bad, saved):
 
 @friendly
 def on_model_change(model_id, methods):
+    """The method lists for the picked model (the picker's group heading, picked with the keyboard, goes back
+    to the default model)."""
+    picked = gr.update()
+    if model_id == HEADING_VALUE:
+        model_id = picked = DEFAULT_MODEL
     kind = get_spec(model_id).kind
     choices = method_choices(kind)
     ids = [i for _, i in choices]
     keep = [m for m in (methods or []) if m in ids] or ids
     bench = DEFAULT_BENCH_METHOD[kind]
+    why = unavailable_reason(model_id)  # said at the pick, not after a Compare that cannot run
+    said = note(f"<b>{esc(get_spec(model_id).name)}</b> cannot run on this server ({esc(why)}): pick one of the "
+                "models at the top of the list.", "warn") if why else gr.update()
     return gr.update(choices=choices, value=keep), gr.update(choices=choices, value=bench), gr.update(
-        choices=choices, value=keep[0])
+        choices=choices, value=keep[0]), picked, said
 
 
 @friendly
@@ -484,8 +503,6 @@ def build() -> ProbeTab:
             good = gr.Textbox(label="Acceptable sentence", value=EXAMPLE[0], elem_id="probe-good",
                               info="Mark a critical region with [[...]] to sum its surprisal, or click a word in the per-word figure.")
             bad = gr.Textbox(label="Unacceptable sentence", value=EXAMPLE[1], elem_id="probe-bad")
-            gr.HTML(f"<div class='acc-counter'>{region_view.REGION_HELP} {region_view.CLICK_HELP}</div>",
-                    elem_id="probe-region-help")
             counter = gr.HTML(f"<div class='acc-counter'>acceptable: {len(EXAMPLE[0])} / {MAX_SENTENCE_CHARS} characters · "
                               f"unacceptable: {len(EXAMPLE[1])} / {MAX_SENTENCE_CHARS} characters</div>",
                               elem_id="probe-counter")
@@ -493,6 +510,10 @@ def build() -> ProbeTab:
                 run_btn = gr.Button("Compare the two sentences", variant="primary", elem_id="probe-run", scale=3)
                 swap_btn = gr.Button("⇅ Swap", elem_id="probe-swap", scale=1, min_width=80)
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="probe-stop", scale=1, min_width=80)
+            # folded under the buttons, so that Compare stays on the first screen
+            gr.HTML(f"<details class='acc-counter'><summary>How to mark a critical region (brackets, or a click on a "
+                    f"word)</summary>{region_view.REGION_HELP} {region_view.CLICK_HELP}</details>",
+                    elem_id="probe-region-help")
         with gr.Column(scale=2):
             with gr.Group():
                 bench = gr.Radio([(label_of(b), b) for b in BENCHMARKS], value=BENCHMARKS[0],
@@ -505,13 +526,13 @@ def build() -> ProbeTab:
     with gr.Row():
         # ACCAPP_ALLOW_ANY_MODEL=1 (a local run): the field also takes any hub id, folder or .gguf file, typed in.
         any_model = allow_any_model()
-        model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", scale=3, elem_id="probe-model",
-                            allow_custom_value=any_model,
+        model = gr.Dropdown(model_picker_choices(), value=DEFAULT_MODEL, label="Model", scale=3, elem_id="probe-model",
+                            allow_custom_value=any_model, filterable=True,
                             info=("Pick one, or type a hub id (org/name), a folder or a .gguf file." if any_model else
-                                  "Offline models work without a network; hub models download on first use."))
-        model2 = gr.Dropdown([("none", NO_SECOND)] + model_choices(), value=NO_SECOND, label="Compare with a second model",
+                                  "Type to filter. Offline models work without a network."))
+        model2 = gr.Dropdown([("none", NO_SECOND)] + model_picker_choices(), value=NO_SECOND, label="Compare with a second model",
                              scale=3, elem_id="probe-model2", info="Shown side by side: surprisal and verdicts.",
-                             allow_custom_value=any_model)
+                             allow_custom_value=any_model, filterable=True)
         unit = gr.Radio(["bits", "nats"], value="bits", label="Surprisal in", scale=1, min_width=150,
                         info="1 bit = ln 2 nats", elem_id="probe-unit")
         view = gr.Radio(VIEWS, value="words", label="Surprisal by", scale=2, min_width=200, elem_id="probe-view",
@@ -610,7 +631,10 @@ def build() -> ProbeTab:
                        api_visibility="undocumented")
     # A pick fires this twice, the second with the method lists from before the first answer: MethodBoxes
     # and MethodPick leave out the ids that are no longer among the choices instead of refusing the request.
-    model.input(on_model_change, [model, methods], [methods, bench_method, prompt_method], api_visibility="undocumented")
+    model.input(on_model_change, [model, methods], [methods, bench_method, prompt_method, model, status],
+                api_visibility="undocumented")
+    model2.input(lambda m: NO_SECOND if m == HEADING_VALUE else gr.update(), [model2], [model2],
+                 api_visibility="undocumented", queue=False)
     bench.input(on_bench_change, [bench], [phen, para], api_visibility="undocumented")
     phen.input(on_phen_change, [bench, phen], [para], api_visibility="undocumented")
     rand_btn.click(pick_random, [bench, phen, para], [good, bad, meta, pair_label], api_visibility="undocumented")

@@ -12,8 +12,9 @@ File jobs wait in their own queue (:mod:`accapp.service.file_jobs`): before one 
 refuses a second job of the same visitor, a full queue, a file over the size limit and a bad list
 of methods. A job that must wait shows its place ("Waiting: number 2 in the queue…") until its
 turn; while it runs it takes the model one short step at a time, after any probe. When it ends
-(done, failed or stopped) it leaves the queue, the next one starts, and its upload is removed
-unless another job in the queue was sent the same file; the result stays for download for an
+(done, failed or stopped) it leaves the queue, the next one starts, and an API call's upload is removed
+unless another job in the queue was sent the same file (the tab keeps its upload in the box, to score
+again; Gradio removes uploads after an hour); the result stays for download for an
 hour. A full disk is a message.
 """
 
@@ -36,12 +37,12 @@ from accapp.files import DISK_FULL_MESSAGE, is_disk_full, safe_name, write_csv_a
 from accapp.methods import display_name, method_ids
 from accapp.service import ratings as ratings_svc
 from accapp.service import score_file as svc
-from accapp.service.catalog import DEFAULT_MODEL, get_spec, model_choices, preset
+from accapp.service.catalog import DEFAULT_MODEL, get_spec, preset
 from accapp.service.file_jobs import FileJob, file_queue
 from accapp.service.host import get_state
 from accapp.service.probe import method_choices
 from accapp.ui import ratings_view
-from accapp.ui.common import esc, friendly, intro, note
+from accapp.ui.common import HEADING_VALUE, esc, friendly, intro, model_picker_choices, note
 from accapp.ui.queues import FILE_EVENTS, FILE_QUEUE
 
 MAX_ROWS = svc.MAX_ROWS
@@ -209,6 +210,7 @@ def _summary(df: pd.DataFrame, model_id: str) -> str:
         text += (f"<br><b>{bad} row{'s' if bad != 1 else ''} could not be scored</b> (see the <code>error</code> column):"
                  f"<ul style='margin:0.2rem 0 0 1.2rem'>{items}</ul>")
     flagged = svc.flag_notes(df) if "flag" in df else []  # identical sentences, repeated pairs
+    flagged += svc.language_notes(df, get_spec(model_id).languages)  # e.g. Chinese rows, an English model
     text += "".join(f"<br>{esc(line)}" for line in flagged)
     return note(text, "warn" if bad or flagged else "good")
 
@@ -246,9 +248,11 @@ def remove_upload(path) -> bool:
 
 
 @contextlib.contextmanager
-def file_job(path, request: gr.Request | None):
+def file_job(path, request: gr.Request | None, keep_upload: bool = False):
     """One file job of a visitor in the file queue (a refusal is a UserError): it leaves the queue
-    when it ends (done, failed or stopped), then its upload is removed; a full disk is a message."""
+    when it ends (done, failed or stopped), then its upload is removed (keep_upload: the page's own run
+    keeps it, so the same file can be scored again with another model or methods; Gradio removes
+    uploads after an hour); a full disk is a message."""
     session = getattr(request, "session_hash", None)
     job = file_queue().admit(session, [path])
     try:
@@ -259,7 +263,7 @@ def file_job(path, request: gr.Request | None):
         raise
     finally:
         job.leave()
-        if request is not None:  # a Gradio event, not a direct call (tests, scripts)
+        if request is not None and not keep_upload:  # a Gradio event, not a direct call (tests, scripts)
             remove_upload(path)
 
 
@@ -299,6 +303,8 @@ def validate_job(path, model_id, methods, layout="wide", tokens=False, request: 
                 file_msg = str(exc)
     model_msg = methods_msg = layout_msg = ""
     try:
+        if model_id == HEADING_VALUE:
+            raise TypeError(model_id)
         get_spec(model_id)
     except (UserError, TypeError) as exc:
         model_msg = str(exc) if isinstance(exc, UserError) else "Pick a model from the list."
@@ -316,7 +322,7 @@ def validate_job(path, model_id, methods, layout="wide", tokens=False, request: 
 
 @friendly
 def run_score(path, model_id, methods, layout="wide", tokens=False, request: gr.Request = None, progress=gr.Progress()):
-    with file_job(path, request) as job:
+    with file_job(path, request, keep_upload=True) as job:
         shown = None
         for place in waiting(job, progress):
             if place == shown:  # nothing new to show
@@ -348,10 +354,10 @@ def run_score(path, model_id, methods, layout="wide", tokens=False, request: gr.
         if c in preview:
             preview[c] = preview[c].map(lambda v: v if len(str(v)) <= 90 else str(v)[:88] + "…")
     table = phenomenon_table(written.summary)
-    # the upload is removed from the server once scored: the box empties, to say so
+    # the upload stays in its box: the same file can be scored again with another model or methods
     yield (gr.update(value=written.files, visible=True),
            _summary(written.wide, model_id) + ratings_view.summary_html(written.ratings, title="Beside the human ratings"),
-           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))), None,
+           gr.update(value=preview, visible=True, column_widths=preview_widths(list(preview.columns))), gr.skip(),
            gr.update(value=table, visible=table is not None))
 
 
@@ -419,8 +425,9 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
         "Upload a CSV or JSONL file with a <b>good</b> and a <b>bad</b> column (optional: paradigm, phenomenon, "
         "pair_id). Every row gets every selected method's scores and verdict; rows that cannot be scored (or a line "
         f"that cannot be read) keep their place with a message in the <b>error</b> column. Up to {MAX_ROWS:,} rows "
-        f"and {svc.MAX_UPLOAD_BYTES / 1e6:.0f} MB at a time, one file at a time per visitor; the uploaded file is "
-        "removed from the server once it is scored. Choose the <b>long</b> layout for one row per pair and judgment "
+        f"and {svc.MAX_UPLOAD_BYTES / 1e6:.0f} MB at a time, one file at a time per visitor; your file stays "
+        "here for an hour, to score again with another model or methods, then it is removed. Choose the <b>long</b> "
+        "layout for one row per pair and judgment "
         "(method, template, answer order), tick the box for each sentence's tokens and words with their surprisal; "
         "a file with a <b>phenomenon</b> column also gets accuracy by phenomenon, and a file with human ratings "
         "(<b>rating_good</b> and <b>rating_bad</b>, with a <b>participant</b> column to z-score within participants; "
@@ -433,7 +440,8 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
                              type="filepath", elem_id="file-upload")
         with gr.Column(scale=2):
             gr.File(value=example_file(), label="Example file (three pairs)", interactive=False, elem_id="file-example")
-    model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", elem_id="file-model")
+    model = gr.Dropdown(model_picker_choices(), value=DEFAULT_MODEL, label="Model", elem_id="file-model",
+                        filterable=True, info="Type to filter.")
     methods = gr.CheckboxGroup(method_choices("causal"), value=DEFAULT_METHODS, label="Methods",
                                info="Fewer methods score faster; LP, MeanLP and PenLP need one pass per sentence.",
                                elem_id="file-methods")
@@ -467,6 +475,8 @@ def build(probe=None, tabs=None, probe_tab_id: str | None = None) -> None:
                                elem_id="file-ratings-pairs", visible=False, column_widths=ratings_view.TABLE_WIDTHS)
 
     def on_model(model_id, current):
+        if model_id == HEADING_VALUE:  # the picker's group heading, picked with the keyboard: no model
+            return gr.update()
         kind = get_spec(model_id).kind
         ids = method_ids(kind)
         keep = [m for m in (current or []) if m in ids] or preset("file", kind) or ids
