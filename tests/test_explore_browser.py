@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.ui_server import CHROMIUM, ROOT, screenshot
+from tests.ui_server import ARTIFACTS, CHROMIUM, ROOT, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.process,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (scripts/setup-browser.sh)"),
@@ -113,6 +113,33 @@ def test_explore_link_restores_selection_with_intervals(browser, server):
         margins = [float(r[8]) for r in rows]
         assert margins == sorted(margins), margins[:10]  # most wrong first, as chosen
         screenshot(page, "explore-wrong-filtered.png")
+        assert "Traceback" not in page.inner_text("body")
+    finally:
+        ctx.close()
+
+
+def test_across_datasets_view_draws_every_run_beside_the_papers_numbers(browser, server):
+    """Explore -> Across datasets for the model of a link's selection (Gemma, on SLING): every dataset it has a run
+    on, within-pair accuracy beside separation AUC, the paper's stated numbers named with their sources; the
+    screenshot goes to test-artifacts/cross-dataset.png."""
+    from tests.test_ratings_browser import open_subtab
+
+    ctx, page = fresh_page(browser)
+    try:
+        page.goto(server.url + "?tab=explore&bench=sling")
+        page.wait_for_function("() => document.querySelector('#explore-status')?.innerText.includes('SLING')")
+        assert "gemma3-270m" in page.input_value("#explore-model input")
+        open_subtab(page, "#explore-views", "Across datasets")
+        page.wait_for_selector("#explore-cross .js-plotly-plot")
+        page.wait_for_function("() => document.querySelectorAll('#explore-cross .errorbar').length > 0")
+        text = page.text_content("#explore-cross")
+        assert "Within-pair accuracy (Prediction 1)" in text and "Separation AUC (Prediction 3)" in text
+        assert "Hu et al. 2025, §6.4, Fig. 4b" in text and "Hu et al. 2025, §6.4, Fig. 8" in text
+        for name in ("BLiMP", "SLING", "ZhoBLiMP", "SyntaxGym", "LI"):
+            assert name in text, name
+        assert "do not exceed 0.75" in page.inner_text("#explore-cross-note")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.locator("#explore-cross-tab").screenshot(path=str(ARTIFACTS / "cross-dataset.png"))
         assert "Traceback" not in page.inner_text("body")
     finally:
         ctx.close()

@@ -118,7 +118,7 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
         row=1, col=2)
     fig.update_xaxes(tickangle=-30)
     # the legend, then the dashed and dotted lines' words (each with its source), under the plots
-    words = [f"{'left' if col == 1 else 'right'}, {'dotted' if dash == 'dot' else 'dashed'} line at {y:g}: {esc(label)}"
+    words = [f"{'left' if col == 1 else 'right'}, {'dotted' if dash == 'dot' else 'dashed'} line: {esc(label)}"
              for col, y, label, color, dash in lines]
     rows = math.ceil(df.measure.nunique() / 3)
     top, axis = 80, 100
