@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from accapp.benchmarks import NAMES
 from accapp.service import explore as svc
 from accapp.service import host as state
 from accapp.service import ratings as rated
