@@ -36,9 +36,10 @@ def test_expected_instead_and_the_token_table(app_server, browser, width, height
         page.get_by_text("Every token: surprisal, probability and what the model expected there").click()
         rows = table_rows(page, "probe-tokens", having="SmolLM2-135M-Instruct")
         assert row_count(page, "probe-tokens") == 15  # 7 tokens of the acceptable sentence, 8 of the unacceptable
-        by = {(r[1], r[3]): r for r in rows}
+        by = {(r[1], r[4]): r for r in rows}
         casser = by[("acceptable", "casser")]
-        assert casser[4] == "casseroles" and casser[7].startswith("are ")  # after "These", the model expected "are"
+        assert casser[2] == "casseroles" and casser[7].startswith("are ")  # after "These", the model expected "are"
+        assert by[("acceptable", "·oles")][2] == "casseroles"  # a piece that continues its word, marked
         page.locator("#probe-tokens button[title*='opy'], #probe-tokens button[aria-label*='opy']").first.click()
         page.wait_for_function("() => navigator.clipboard.readText().then(t => t.includes('casser'))")
         copied = page.evaluate("navigator.clipboard.readText()")

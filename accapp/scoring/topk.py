@@ -23,6 +23,10 @@ Two readings, as the word view has two (docs/word_probability.md):
   candidates. 1 − P(B | c) is what the model gives to the word before going on.
 
 Records are plain dicts (JSON-able), probabilities in [0, 1] and log-probs in nats.
+
+A token's rank (:func:`token_ranks`, for the GLTR-style colouring of a sentence): 1 + the number of
+vocabulary entries more probable than the token at its position, over the whole vocabulary, from one
+forward pass of the model over the sentence as the scorer feeds it (start token, context).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import math
 import numpy as np
 import torch
 
-from accapp.scoring.api import TopKResult
+from accapp.scoring.api import SeqRequest, TopKResult
 
 K_MAX = 20  # the most candidates a position lists (settings.ACCAPP_TOP_K is bounded by it)
 
@@ -133,3 +137,24 @@ def listed_ids(top: TopKResult) -> list[int]:
 def _plain(values) -> list:
     """A row of numbers as Python's own (a numpy array's or a tensor's tolist; a list as it is)."""
     return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
+# ------------------------------------------------------------------------------------------ ranks
+@torch.inference_mode()
+def token_ranks(scorer, text: str, context: str = "") -> list[int]:
+    """Each scored token's rank among the model's next-token guesses at its position: 1 + the number of
+    vocabulary ids whose logit is above its own (the softmax keeps the order, so these are the log-probs'
+    ranks; a tie counts for the token). The tokens are the scorer's own for `text` after `context` (its
+    SeqRequest: the same sequence, the same scored tokens as the sentence's log-probs). One forward pass
+    over the sequence, whose logits are kept only where a scored token is predicted."""
+    req = SeqRequest((text,), context)
+    ids, _, _ = scorer.encode_parts(req)
+    seq = list(scorer.request_seq(req, ids))
+    n = min(len(ids), len(seq) - 1)  # scored tokens: without a start token the first is context only
+    if n <= 0:
+        return []
+    inputs = torch.tensor([seq], device=scorer.device)
+    logits = scorer.model(inputs, logits_to_keep=n + 1).logits[0, :-1].float()  # the rows before the n tokens
+    targets = torch.tensor(seq[-n:], device=logits.device)
+    own = logits.gather(1, targets[:, None])
+    return (1 + (logits > own).sum(dim=1)).tolist()

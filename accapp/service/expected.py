@@ -60,14 +60,42 @@ def shown(token: str | None) -> str:
     return text if _ALNUM.search(text) else f"“{text}”"
 
 
+# A candidate that is markup or one of the model's control tokens, not a word: "<h1>", "</p>",
+# "<start_of_image>", "<|im_start|>", "[multimodal]".
+_MARKUP = re.compile(r"\s*(<[^<>\s]{1,40}>|\[[A-Za-z_]{1,40}\])\s*")
+LEFT_OUT_NOTE = ("Markup and the model's control tokens (such as <h1> or <start_of_image>) are left out of the "
+                 "lists of what the model expected: they are not words.")
+
+
+def is_markup(token: str | None) -> bool:
+    """A candidate's text that is a tag or a control token (e.g. <h1>, <start_of_image>), not a word."""
+    return token is not None and _MARKUP.fullmatch(token) is not None
+
+
+def readable(record: dict) -> tuple[list[dict], int]:
+    """A position's candidates that are words: (those kept, in order, and how many were left out). Left
+    out: markup and control tokens, and at the start of the sentence a special token (the end of text
+    there means nothing to a reader)."""
+    at_start = not record.get("context", "").strip()
+    kept = [c for c in record["expected"] if not is_markup(c["token"]) and not (at_start and c["token"] is None)]
+    return kept, len(record["expected"]) - len(kept)
+
+
+def left_out(n: int) -> str:
+    """' (2 markup or control tokens left out)', or '' for none."""
+    return f" ({n} markup or control token{'s' if n != 1 else ''} left out)" if n else ""
+
+
 def line(record: dict, word: bool = True) -> str:
     """One position in words: "after “These casseroles”, the model expected: are 33 %, can 13 %, ..."
-    (a word record: each candidate's probability as the next word's start; a token record: as the next token)."""
+    (a word record: each candidate's probability as the next word's start; a token record: as the next token).
+    Markup and control tokens are left out, and said to be (readable)."""
     context = record["context"].strip()
     where = f"after “{context}”" if context else "at the start"
     key = "p_next_word_begins" if word else "p"
-    items = ", ".join([f"{shown(c['token'])} {percent(c[key])}" for c in record["expected"]])
-    return f"{where}, the model expected: {items}" if items else f"{where}, the model listed nothing"
+    kept, dropped = readable(record)
+    items = ", ".join([f"{shown(c['token'])} {percent(c[key])}" for c in kept])
+    return (f"{where}, the model expected: {items}" if items else f"{where}, the model listed nothing") + left_out(dropped)
 
 
 def differing(good: list[dict], bad: list[dict], words_good: list[dict], words_bad: list[dict]) -> list[dict]:

@@ -227,6 +227,24 @@ ul[role=listbox] li[aria-label^='── '] { pointer-events: none; cursor: defau
   color: var(--body-text-color-subdued); background: var(--background-fill-secondary);
   border-top: 1px solid var(--border-color-primary); }
 """
+# The teacher's overlay: each token on a colour (GLTR's four), big enough for a projector; a radio toggle
+# that the CSS reads (no round trip): the rank view or the surprisal view.
+CSS += """
+.acc-overlay { margin: 0.5rem 0; padding: 0.6rem 0.8rem; border: 1px solid var(--border-color-primary); border-radius: 8px; }
+.acc-overlay-title { margin-bottom: 0.3rem; }
+.acc-overlay-toggle { margin: 0.2rem 0 0.4rem 0; }
+.acc-overlay-toggle label { margin-right: 1rem; cursor: pointer; white-space: nowrap; }
+.acc-overlay:has(input[value='surprisal']:checked) .acc-overlay-rank { display: none; }
+.acc-overlay:has(input[value='rank']:checked) .acc-overlay-surprisal { display: none; }
+.acc-legend { display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; font-size: 0.9rem; margin: 0.2rem 0 0.4rem 0; }
+.acc-legend-item { white-space: nowrap; }
+.acc-swatch { display: inline-block; width: 1.1em; height: 1.1em; border-radius: 3px; vertical-align: -0.2em;
+  margin-right: 0.35em; border: 1px solid rgba(0, 0, 0, 0.2); }
+.acc-overlay-line { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 0.8rem; margin: 0.25rem 0; }
+.acc-overlay-side { font-size: 0.9rem; color: var(--body-text-color-subdued); min-width: 7.5rem; }
+.acc-overlay-text { font-size: clamp(1.2rem, 3.4vw, 1.7rem); line-height: 1.7; overflow-wrap: break-word; min-width: 0; }
+.acc-tok { color: #1a1a1a; border-radius: 3px; padding: 0.05em 0; }
+"""
 # The gallery's projection view: big type that wraps at word boundaries and fits any width.
 CSS += """
 .acc-proj { padding: 1rem 1.4rem; border-radius: 0.8rem; background: var(--block-background-fill);

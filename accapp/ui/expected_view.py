@@ -4,11 +4,13 @@ probe_json_full: its `expected`, `tokens` and `words`). Every user string throug
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pandas as pd
 
-from accapp.service.expected import percent, shown
+from accapp.service import overlay
+from accapp.service.expected import left_out, percent, readable, shown
 from accapp.ui.common import esc
 
 LN2 = math.log(2.0)
@@ -16,13 +18,15 @@ SIDE_NAME = {"good": "acceptable", "bad": "unacceptable"}
 
 
 def _candidates_html(record: dict, own: set[str]) -> str:
-    """'are 33 %, can 13 %, ...', a candidate that is one of the pair's own words in bold."""
+    """'are 33 %, can 13 %, ...', a candidate that is one of the pair's own words in bold; markup and control
+    tokens left out, and said to be."""
     items = []
-    for c in record["expected"]:
+    kept, dropped = readable(record)
+    for c in kept:
         text = shown(c["token"])
         item = f"{esc(text)} {esc(percent(c['p_next_word_begins']))}"
         items.append(f"<b>{item}</b>" if text in own else item)
-    return ", ".join(items) or "nothing"
+    return (", ".join(items) or "nothing") + esc(left_out(dropped))
 
 
 def _own(record: dict, side: str) -> str:
@@ -77,14 +81,27 @@ def expected_html(report: dict | None) -> str:
 
 
 # ------------------------------------------------------------------------------------------ the token table
+CONTINUES = "·"  # before a token that continues the word begun by the token before it
+TOKEN_LEGEND = (f"Each word, then its tokens: a token written {CONTINUES}like this continues the word begun by the "
+                "token before it (a piece of a word, not a word of its own). Markup and the model's control tokens "
+                "(such as &lt;h1&gt; or &lt;start_of_image&gt;) are left out of what the model expected: they are "
+                "not words.")
+
+
 def token_columns(unit: str, k: int = 5) -> list[str]:
-    return ["Model", "Sentence", "Token #", "Token", "Word", f"Surprisal ({unit})", "Probability (%)",
+    return ["Model", "Sentence", "Word", "Token #", "Token", f"Surprisal ({unit})", "Probability (%)",
             f"Expected instead (top {k}, %)"]
 
 
+def _expected_cell(record: dict) -> str:
+    kept, dropped = readable(record)
+    return ", ".join(f"{shown(c['token'])} {percent(c['p'])}" for c in kept) + left_out(dropped)
+
+
 def token_frame(reports: list[dict | None], unit: str = "bits") -> pd.DataFrame:
-    """Every token of both sentences, for each model shown: its text, its word, its surprisal in
-    `unit`, its probability, and what the model expected at its position (service/expected.py)."""
+    """Every token of both sentences, for each model shown: its word, its text (CONTINUES before a token
+    that continues its word), its surprisal in `unit`, its probability, and what the model expected at
+    its position (service/expected.py; markup and control tokens left out)."""
     k = next((r["expected"].get("k") for r in reports if r and (r.get("expected") or {}).get("applies")), 5)
     cols = token_columns(unit, k)
     rows = []
@@ -93,12 +110,66 @@ def token_frame(reports: list[dict | None], unit: str = "bits") -> pd.DataFrame:
             continue
         e = r.get("expected") or {}
         for side in ("good", "bad"):
-            owner = {t: w["word"] for w in (r.get("words") or {}).get(side) or [] for t in w.get("tokens") or []}
+            words = (r.get("words") or {}).get(side) or []
+            owner = {t: w["word"] for w in words for t in w.get("tokens") or []}
+            continues = {t for w in words for t in (w.get("tokens") or [])[1:]}  # not the first token of its word
             tops = e[side]["tokens"] if e.get("applies") else []
             for i, t in enumerate(r["tokens"][side]):
                 surprisal = -t["logprob"] / (LN2 if unit == "bits" else 1.0)
-                top = ", ".join(f"{shown(c['token'])} {percent(c['p'])}" for c in tops[i]["expected"]) if i < len(tops) else ""
-                rows.append({cols[0]: r.get("model_name") or r["model"], cols[1]: SIDE_NAME[side], cols[2]: i,
-                             cols[3]: t["token"], cols[4]: owner.get(i, ""), cols[5]: round(surprisal, 3),
+                top = _expected_cell(tops[i]) if i < len(tops) else ""
+                rows.append({cols[0]: r.get("model_name") or r["model"], cols[1]: SIDE_NAME[side],
+                             cols[2]: owner.get(i, ""), cols[3]: i,
+                             cols[4]: (CONTINUES if i in continues else "") + t["token"], cols[5]: round(surprisal, 3),
                              cols[6]: float(f"{100.0 * math.exp(t['logprob']):.4g}"), cols[7]: top})
     return pd.DataFrame(rows, columns=cols)
+
+
+# ------------------------------------------------------------------------------------------ the teacher's overlay
+_overlay_ids = itertools.count(1)  # each overlay's own pair of radio buttons
+
+
+def _legend_html(mode: str, unit: str) -> str:
+    items = "".join(f"<span class='acc-legend-item'><span class='acc-swatch' style='background:{x['colour']}'></span>"
+                    f"{esc(x['label'])}</span>" for x in overlay.legend(mode, unit))
+    return f"<div class='acc-legend'>{items}</div>"
+
+
+def _sentences_html(report: dict, mode: str, unit: str, ranks: dict | None) -> str:
+    rows = []
+    for side, mark in (("good", ""), ("bad", "*")):
+        pieces = overlay.segments(report[side], report["tokens"][side], mode, unit, (ranks or {}).get(side))
+        spans = "".join(
+            f"<span class='acc-tok' style='background:{p['colour']}' title='{esc(p['title'])}'>{esc(p['text'])}</span>"
+            if p["bucket"] is not None else esc(p["text"]) for p in pieces)
+        rows.append(f"<div class='acc-overlay-line'><span class='acc-overlay-side'>{SIDE_NAME[side]}</span>"
+                    f"<span class='acc-overlay-text'>{esc(mark)}{spans}</span></div>")
+    return "".join(rows)
+
+
+def overlay_html(report: dict | None, ranks: dict | None, unit: str = "bits", note: str = "") -> str:
+    """Both sentences coloured token by token (service/overlay.py): by rank among the model's guesses or by
+    surprisal, a toggle between the two (radio buttons the page's CSS reads: no round trip), each with its
+    legend. ranks None: by surprisal only, with the reason (a masked LM has no next-token guesses; `note`
+    says why otherwise). A token's hover says its surprisal and rank."""
+    if not report or not report.get("tokens") or not report.get("good") or not report.get("bad"):
+        return ""
+    name = esc(report.get("model_name") or report.get("model") or "")
+    title = (f"<div class='acc-overlay-title'><b>Each token coloured by how expected it was</b> ({name}; "
+             f"as GLTR, Gehrmann et al. 2019, colours a text)</div>")
+    surprisal = (f"<div class='acc-overlay-surprisal'>{_legend_html('surprisal', unit)}"
+                 f"{_sentences_html(report, 'surprisal', unit, None)}</div>")
+    if ranks is None:
+        why = note or ("A masked LM has no next-token guesses to rank (ranks are for causal LMs): coloured by "
+                       "each token's surprisal (its pseudo-log-likelihood)." if report.get("kind") == "masked" else
+                       "Coloured by surprisal; ranks need a causal LM's next-token guesses.")
+        return (f"<div class='acc-overlay'>{title}{surprisal}<div class='acc-small'>{esc(why)}</div></div>")
+    n = next(_overlay_ids)
+    toggle = (f"<div class='acc-overlay-toggle' role='radiogroup' aria-label='Colour by'>Colour by: "
+              f"<label><input type='radio' name='acc-overlay-{n}' value='rank' checked> rank among the model's "
+              f"guesses</label> <label><input type='radio' name='acc-overlay-{n}' value='surprisal'> surprisal "
+              f"({esc(unit)})</label></div>")
+    by_rank = (f"<div class='acc-overlay-rank'>{_legend_html('rank', unit)}"
+               f"{_sentences_html(report, 'rank', unit, ranks)}</div>")
+    return (f"<div class='acc-overlay' id='acc-overlay-{n}'>{title}{toggle}{by_rank}{surprisal}"
+            f"<div class='acc-small'>Rank: 1 + the number of tokens the model found more probable at that "
+            f"point. Hover a token for its numbers.</div></div>")

@@ -23,6 +23,7 @@ from accapp.files import safe_name
 from accapp.methods import method_ids
 from accapp.segment import characters, joined_note, segmented_note
 from accapp.service import export, verdicts
+from accapp.service import overlay as overlays
 from accapp.service import probe as svc
 from accapp.service import region as regions
 from accapp.service.catalog import DEFAULT_MODEL, allow_any_model, get_spec, headline, preset
@@ -40,7 +41,7 @@ from accapp.ui.common import (
     pair_label,
     unavailable_reason,
 )
-from accapp.ui.expected_view import expected_html, token_columns, token_frame
+from accapp.ui.expected_view import TOKEN_LEGEND, expected_html, overlay_html, token_columns, token_frame
 from accapp.ui.method_inputs import MethodBoxes, MethodPick
 from accapp.ui.probe_view import (
     busy_html,
@@ -267,6 +268,26 @@ def expected_outputs(saved, unit):
     if not reports or reports[0] is None:
         return "", gr.update(value=None)
     return expected_html(reports[0]), token_frame(reports, unit)
+
+
+def overlay_output(saved, unit):
+    """The first model's sentences coloured token by token (rank or surprisal), once its probe has finished:
+    the ranks take one more pass of the model over the two sentences (service.overlay.pair_ranks)."""
+    reports = (saved or {}).get("reports") or []
+    a = reports[0] if reports else None
+    if a is None:
+        return ""
+    if a.get("kind") != "causal":
+        return overlay_html(a, None, unit)
+    if a.get("pending"):
+        return overlay_html(a, None, unit, "The colours by rank come once every method has finished.")
+    try:
+        ranks = overlays.pair_ranks(a["model"], a["kind"], a["good"], a["bad"], (a.get("context") or {}).get("text", ""))
+    except Exception as exc:  # noqa: BLE001 - the colours by surprisal stand without the ranks
+        if not isinstance(exc, UserError):
+            logs.failed(log, "overlay", exc)
+        return overlay_html(a, None, unit, "The ranks could not be computed: " + message_of(exc))
+    return overlay_html(a, ranks, unit)
 
 
 def stop_probe():
@@ -559,6 +580,7 @@ def build() -> ProbeTab:
             head_a = gr.HTML("", elem_id="probe-summary")
             fig_a = gr.Plot(label="Surprisal", elem_id="probe-surprisal", show_label=False)
             diff_a = gr.Plot(label="Bad − good surprisal per word", elem_id="probe-diff", visible=False, show_label=False)
+            overlay_box = gr.HTML("", elem_id="probe-overlay")  # each token coloured by rank or surprisal
             expected_box = gr.HTML("", elem_id="probe-expected")  # what the model expected where the sentences differ
             votes_a = gr.HTML("", elem_id="probe-votes")
         with gr.Column(min_width=300, visible=False, elem_id="probe-second") as col_b:
@@ -569,9 +591,10 @@ def build() -> ProbeTab:
     pll = gr.Plot(label="Masked LM: per-token PLL under each variant (multi-token words with an inflated "
                   "PLL-original are marked)", visible=False, elem_id="probe-pll")
     with gr.Accordion("Every token: surprisal, probability and what the model expected there", open=False):
+        gr.HTML(f"<div class='acc-small'>{TOKEN_LEGEND}</div>", elem_id="probe-tokens-legend")
         tokens_table = gr.Dataframe(headers=token_columns("bits"), interactive=False, wrap=True, max_height=620,
                                     elem_id="probe-tokens", elem_classes=["acc-table"], buttons=["copy", "fullscreen"],
-                                    column_widths=["13%", "9%", "6%", "8%", "9%", "8%", "8%", "39%"])
+                                    column_widths=["13%", "9%", "10%", "6%", "8%", "8%", "8%", "38%"])
     with gr.Accordion("Every judgment: each template and answer order (first model)", open=False):
         table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
                              elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
@@ -620,6 +643,9 @@ def build() -> ProbeTab:
     saved.change(clear_export, None, [export_note, dl_json, dl_csv], api_visibility="undocumented", queue=False)
     for trigger in (saved.change, unit.input):  # drawn from what the probe returned (any stage, any tab that started it)
         trigger(expected_outputs, [saved, unit], [expected_box, tokens_table], api_visibility="undocumented", queue=False)
+    for trigger in (saved.change, unit.input):  # queued: the ranks take a pass of the model
+        trigger(overlay_output, [saved, unit], [overlay_box], api_visibility="undocumented", concurrency_id=PROBE_QUEUE,
+                show_progress="hidden")
     for box in (good, bad):
         box.change(None, [good, bad], [counter], js=COUNTER_JS, api_visibility="undocumented", queue=False)
     unit.input(replot, [saved, unit, view], shown, api_visibility="undocumented", queue=False)
