@@ -19,7 +19,9 @@ with timing hooks only, so the script runs unchanged on an older tree:
 
 Each figure is milliseconds per pair. The last line printed is one JSON object: lp_host_ms,
 all_host_ms, lp_forward_ms, lp_projection_ms, all_forward_ms, all_projection_ms (and the wall
-times), pairs, threads, the tree's commit.
+times), pairs, threads, the tree's commit. Beside each host figure, *_host_cpu_ms: the calling
+thread's CPU time outside the forward and the projection (the host's work runs on that thread), which
+other processes on a busy machine stretch less than the wall time.
 """
 
 from __future__ import annotations
@@ -48,24 +50,25 @@ class Clock:
     """Seconds spent inside one kind of call, the outermost of nested calls counted once."""
 
     def __init__(self) -> None:
-        self.seconds = 0.0
+        self.seconds = self.cpu = 0.0
         self.calls = 0
         self._depth = 0
-        self._start = 0.0
+        self._start = self._start_cpu = 0.0
 
     def enter(self) -> None:
         if self._depth == 0:
-            self._start = time.perf_counter()
+            self._start, self._start_cpu = time.perf_counter(), time.thread_time()
         self._depth += 1
 
     def leave(self) -> None:
         self._depth -= 1
         if self._depth == 0:
             self.seconds += time.perf_counter() - self._start
+            self.cpu += time.thread_time() - self._start_cpu
             self.calls += 1
 
     def reset(self) -> None:
-        self.seconds, self.calls = 0.0, 0
+        self.seconds, self.cpu, self.calls = 0.0, 0.0, 0
 
     def hook_module(self, module: torch.nn.Module) -> None:
         module.register_forward_pre_hook(lambda *_: self.enter())
@@ -100,15 +103,16 @@ def run(engine, pairs, methods, forward: Clock, projection: Clock) -> dict:
     checked = [p for _, p in checked]
     forward.reset()
     projection.reset()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     rows = 0
     for start in range(0, len(checked), CHUNK):
         rows += sum(len(r.scores) for r in engine.score_pairs(checked[start : start + CHUNK], methods))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
     n = len(checked)
     ms = lambda s: round(1000 * s / n, 3)  # noqa: E731
     return {"wall_ms": ms(wall), "forward_ms": ms(forward.seconds), "projection_ms": ms(projection.seconds),
-            "host_ms": ms(wall - forward.seconds - projection.seconds), "forward_calls": forward.calls,
+            "host_ms": ms(wall - forward.seconds - projection.seconds),
+            "host_cpu_ms": ms(cpu - forward.cpu - projection.cpu), "forward_calls": forward.calls,
             "projection_calls": projection.calls, "scores": rows}
 
 

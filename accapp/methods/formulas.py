@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -130,13 +131,19 @@ def ensemble_draws(n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS, pool: int 
 
     One draw per trial applies to every pair, so a trial is one ensemble classifier.
     """
+    return [(list(p), list(l)) for p, l in _draws(n_p, n_l, trials, pool, seed)]
+
+
+@lru_cache(maxsize=64)
+def _draws(n_p: int, n_l: int, trials: int, pool: int, seed: int) -> tuple:
+    """ensemble_draws, made once per setting (the same seeds draw the same templates for every pair)."""
     draws = []
     for t in range(trials):
         rng = np.random.default_rng(seed + t)
         p = sorted(int(i) for i in rng.choice(pool, size=n_p, replace=False))
         l = sorted(int(i) for i in rng.choice(pool, size=n_l, replace=False))
-        draws.append((p, l))
-    return draws
+        draws.append((tuple(p), tuple(l)))
+    return tuple(draws)
 
 
 def ensemble_correct(p_votes: Sequence[bool], l_votes: Sequence[bool], n_p: int, n_l: int, trials: int = ENSEMBLE_TRIALS,
@@ -147,7 +154,7 @@ def ensemble_correct(p_votes: Sequence[bool], l_votes: Sequence[bool], n_p: int,
     Averaged over pairs this is the mean accuracy over trials that Ide et al. report.
     """
     hits = 0
-    for p, l in ensemble_draws(n_p, n_l, trials, len(p_votes) or 5, seed):
+    for p, l in _draws(n_p, n_l, trials, len(p_votes) or 5, seed):
         votes = [p_votes[i] for i in p] + [l_votes[i] for i in l]
         hits += majority(votes)
     return hits / trials

@@ -36,7 +36,33 @@ def _rendered(ctx: Context, chat: bool, system: str | None, user: str, joiner: s
     if text is None:
         if len(memo) >= RENDERED_MAX:
             memo.clear()
-        text = memo[key] = render_prompt(ctx.tokenizer, chat, system, user, joiner)
+        text = memo[key] = _framed(ctx, system, user, joiner) if chat else render_prompt(ctx.tokenizer, chat, system, user, joiner)
+    return text
+
+
+FRAME_CHECKS = 32  # renders of a chat frame compared with the chat template's own before it is trusted alone
+
+
+def _framed(ctx: Context, system: str | None, user: str, joiner: str) -> str:
+    """A chat prompt: the chat template rendered once per system message around a placeholder (its
+    frame), the user's message put in its place. The first FRAME_CHECKS prompts of a frame are also
+    rendered by the template and compared; a frame that ever differs (a template that rewrites the
+    message) is dropped, and every later prompt of it rendered by the template."""
+    frames = ctx.cache.setdefault("chat_frames", {})
+    key = (system, joiner)
+    frame = frames.get(key)
+    if frame is None:
+        text = render_prompt(ctx.tokenizer, True, system, HOLE, joiner)
+        frame = frames[key] = [text, 0] if text.count(HOLE) == 1 and HOLE not in user else [None, 0]
+    if frame[0] is None or HOLE in user:
+        return render_prompt(ctx.tokenizer, True, system, user, joiner)
+    text = frame[0].replace(HOLE, user)
+    if frame[1] < FRAME_CHECKS:
+        frame[1] += 1
+        full = render_prompt(ctx.tokenizer, True, system, user, joiner)
+        if full != text:
+            frame[0] = None
+            return full
     return text
 
 

@@ -42,9 +42,10 @@ from accapp.scoring.context import seam, shifted
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
-from accapp.scoring.tokens import common_prefix_len, vocabulary_id
+from accapp.scoring.tokens import SpecialSplit, common_prefix_len, encode_ids, vocabulary_id
 from accapp.scoring.topk import split_top_rows, top_rows
 
+ENCODE_CACHE_MAX = 200_000  # strings whose tokens a scorer keeps (cleared when full)
 # The smallest pass and projection an out-of-memory retry goes down to.
 MIN_BATCH, MIN_HEAD_ROWS = 1, 16
 # Below this many shared tokens a separate prefix pass costs more than it saves.
@@ -156,6 +157,7 @@ class CausalScorer:
         pass_tokens_per_string: int = 32,
         pack: bool = True,
         convention=None,  # a Convention or its id; None: the project's default
+        split_prompts: bool = True,  # prompts tokenized by their pieces between special tokens (ids_many)
     ) -> None:
         self.convention = conventions.get(convention)
         self.pack = pack
@@ -169,6 +171,9 @@ class CausalScorer:
         self.start_id = lm.start_id
         self.share_prefix = share_prefix
         self._encode_cache: dict[str, Encoded] = {}
+        self._ids_cache: dict[str, tuple[int, ...]] = {}  # prompts' ids (ids_of)
+        # Prompts tokenized piece by piece between special tokens, where that is exact (tokens.SpecialSplit)
+        self._special_split = SpecialSplit.of(self.tokenizer) if split_prompts else None
         self._prefix_cache: OrderedDict = OrderedDict()
         self._decoder = self.model.base_model
         self._head = self.model.get_output_embeddings()
@@ -208,12 +213,50 @@ class CausalScorer:
         """Tokens of `text` with their character offsets; special tokens in the text are parsed."""
         hit = self._encode_cache.get(text)
         if hit is None:
-            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-            hit = Encoded(text, tuple(enc["input_ids"]), disjoint_offsets(enc["offset_mapping"]))
-            if len(self._encode_cache) > 200_000:
-                self._encode_cache.clear()
-            self._encode_cache[text] = hit
+            self.encode_many([text])
+            hit = self._encode_cache[text]
         return hit
+
+    def encode_many(self, texts) -> None:
+        """Tokenize the texts the cache lacks (with offsets) in one batched call of the tokenizer:
+        the same tokens as one call each (a fast tokenizer encodes a list item by item), at a
+        fraction of the calls' overhead."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._encode_cache]
+        if not missing:
+            return
+        if len(self._encode_cache) + len(missing) > ENCODE_CACHE_MAX:
+            self._encode_cache.clear()
+        enc = self.tokenizer(missing, add_special_tokens=False, return_offsets_mapping=True)
+        for text, ids, offsets in zip(missing, enc["input_ids"], enc["offset_mapping"]):
+            self._encode_cache[text] = Encoded(text, tuple(ids), disjoint_offsets(offsets))
+
+    def ids_of(self, text: str) -> tuple[int, ...]:
+        """A prompt's token ids (no offsets: a prompt is read at its answer, never shown token by token)."""
+        hit = self._ids_cache.get(text)
+        if hit is None:
+            enc = self._encode_cache.get(text)
+            if enc is not None:
+                return enc.ids
+            self.ids_many([text])
+            hit = self._ids_cache[text]
+        return hit
+
+    def ids_many(self, texts) -> None:
+        """Token ids of the prompts the cache lacks, batched; a prompt with special tokens (a chat
+        template's) by its pieces between them (tokens.SpecialSplit): the system message and the
+        turn markers are the same in every prompt, so only the user's message is tokenized anew."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._ids_cache and t not in self._encode_cache]
+        if not missing:
+            return
+        if len(self._ids_cache) + len(missing) > ENCODE_CACHE_MAX:
+            self._ids_cache.clear()
+        split = self._special_split
+        if split is None:
+            for text, ids in zip(missing, encode_ids(self.tokenizer, missing)):
+                self._ids_cache[text] = tuple(ids)
+            return
+        for text, ids in zip(missing, split.encode(missing)):
+            self._ids_cache[text] = ids
 
     def with_start(self, ids: tuple[int, ...]) -> tuple[int, ...]:
         """Prepend the start token unless the sequence already begins with it (chat templates)."""
@@ -788,7 +831,7 @@ class CausalScorer:
     def answer_plan(self, req: NextRequest):
         """Per answer: (context ids with start token, answer ids). read="vocabulary": the whole
         prompt as written (a trailing space is its own token), then the answer's vocabulary entry."""
-        ctx_ids = self.encode(req.prompt).ids
+        ctx_ids = self.ids_of(req.prompt)
         plans = []
         for answer in req.answers:
             if req.read == "vocabulary":
@@ -797,7 +840,7 @@ class CausalScorer:
                     raise ValueError(f"answer {answer!r} is not one token of {self.lm.spec.id}'s vocabulary")
                 plans.append((self.prompt_start(ctx_ids), (tid,)))
                 continue
-            full = self.encode(req.prompt + answer).ids
+            full = self.ids_of(req.prompt + answer)
             k = common_prefix_len(ctx_ids, full)
             if k == len(full):
                 raise ValueError(f"answer {answer!r} adds no token after the prompt")
@@ -814,7 +857,7 @@ class CausalScorer:
     def _prompt_limit(self, req: NextRequest) -> int:
         if not req.prefix:
             return 0
-        a, b = self.encode(req.prefix).ids, self.encode(req.prompt).ids
+        a, b = self.ids_of(req.prefix), self.ids_of(req.prompt)
         return len(self.prompt_start(b[: common_prefix_len(a, b)]))
 
     def _seq_result(self, req: SeqRequest, encoded, seq, lp) -> SeqResult:
@@ -827,6 +870,25 @@ class CausalScorer:
         text = "".join(req.parts)
         ids, offsets, part_of = list(ids)[skip:], list(offsets)[skip:], list(part_of)[skip:]
         return SeqResult(ids, [text[a:b] for a, b in offsets], offsets, part_of, lp)
+
+    def _tokenize_ahead(self, seq_reqs, next_reqs, bnd_reqs) -> None:
+        """Every string a call tokenizes, in two batched calls of the tokenizer: the scored strings
+        with their offsets, the prompts' ids (encode_many, ids_many)."""
+        texts = [r.text for r in bnd_reqs]
+        for r in seq_reqs:
+            lead = seam(r.context, "".join(r.parts)) if r.context else ""
+            texts += [lead + r.parts[0], *r.parts[1:]]
+            if r.context:
+                texts.append(r.context)
+        self.encode_many(texts)
+        prompts = []
+        for r in next_reqs:
+            prompts.append(r.prompt)
+            if r.prefix:
+                prompts.append(r.prefix)
+            if r.read != "vocabulary":
+                prompts += [r.prompt + a for a in r.answers]
+        self.ids_many(prompts)
 
     def execute(self, requests) -> dict:
         """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest,
@@ -845,6 +907,7 @@ class CausalScorer:
         # A sentence's word boundaries come from the pass that scores it: its SeqRequest joins.
         have = set(seq_reqs)  # built once: a set built per item made this quadratic (docs/gpu.md)
         seq_reqs += [SeqRequest((r.text,), r.context) for r in bnd_reqs if SeqRequest((r.text,), r.context) not in have]
+        self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
         # pass and a projection at the answer position; others score the answer tokens.

@@ -16,7 +16,12 @@ from accapp.scoring.causal import CausalScorer
 
 
 class NaiveScorer(CausalScorer):
-    """Tokenizes exactly as CausalScorer (its encode, parts and answer plans); computes plainly."""
+    """Tokenizes exactly as CausalScorer (its encode, parts and answer plans); computes plainly. Its
+    prompts are tokenized whole (no pieces between special tokens): the fast scorer's pieces are
+    checked against it."""
+
+    def __init__(self, lm, **options) -> None:
+        super().__init__(lm, **{"split_prompts": False, **options})
 
     @torch.inference_mode()
     def _full_logprobs(self, ids: list[int]) -> torch.Tensor:
