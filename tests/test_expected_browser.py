@@ -43,7 +43,7 @@ def test_expected_instead_and_the_token_table(app_server, browser, width, height
         page.locator("#probe-tokens button[title*='opy'], #probe-tokens button[aria-label*='opy']").first.click()
         page.wait_for_function("() => navigator.clipboard.readText().then(t => t.includes('casser'))")
         copied = page.evaluate("navigator.clipboard.readText()")
-        assert "disgusts" in copied and "“-” 40 %" in copied  # every row (Gradio copies the cells, not the headers)
+        assert "disgusts" in copied and "“-” 40\u00a0%" in copied  # every row (Gradio copies the cells, not the headers)
         screenshot(page, f"probe-expected-{width}.png")
     finally:
         ctx.close()

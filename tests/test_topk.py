@@ -294,6 +294,6 @@ def test_page_shows_the_differing_word_first_and_every_token():
     df = token_frame([_report()], "bits")
     assert df.columns.tolist()[-1] == "Expected instead (top 2, %)"
     assert df.iloc[0].tolist() == ["SmolLM2 <b>", "acceptable", "These", 0, "These", round(10 / math.log(2), 3),
-                                   float(f"{100 * math.exp(-10):.4g}"), "“-” 40 %"]
+                                   float(f"{100 * math.exp(-10):.4g}"), "“-” 40\u00a0%"]  # no break before the %
     masked = dict(_report(), expected={"applies": False, "k": 0, "note": "for causal LMs"})
     assert "for causal LMs" in expected_html(masked) and token_frame([masked]).iloc[0, -1] == ""

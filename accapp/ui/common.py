@@ -227,6 +227,16 @@ ul[role=listbox] li[aria-label^='── '] { pointer-events: none; cursor: defau
   color: var(--body-text-color-subdued); background: var(--background-fill-secondary);
   border-top: 1px solid var(--border-color-primary); }
 """
+# The token table: a number never wraps (no break inside "0.0000785"), and a word breaks only where it
+# cannot fit on a line of its own (the tables' default breaks anywhere).
+CSS += """
+#probe-tokens [role=gridcell] *, #probe-tokens [role=columnheader] * { overflow-wrap: break-word !important;
+  word-break: normal !important; hyphens: manual !important; }
+#probe-tokens [role=gridcell]:is([data-col='3'], [data-col='5'], [data-col='6']) * {
+  white-space: nowrap !important; font-variant-numeric: tabular-nums; }
+@media (max-width: 640px) { #probe-tokens .table-wrap { min-width: 1250px !important; } }  /* a tenth: a whole word */
+.acc-overlay-toggle input { appearance: auto; -webkit-appearance: radio; accent-color: #4c6ef5; }
+"""
 # The teacher's overlay: each token on a colour (GLTR's four), big enough for a projector; a radio toggle
 # that the CSS reads (no round trip): the rank view or the surprisal view.
 CSS += """

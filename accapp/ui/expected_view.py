@@ -93,9 +93,12 @@ def token_columns(unit: str, k: int = 5) -> list[str]:
             f"Expected instead (top {k}, %)"]
 
 
+NBSP = "\u00a0"  # between a number and its unit: never a line break there
+
+
 def _expected_cell(record: dict) -> str:
     kept, dropped = readable(record)
-    return ", ".join(f"{shown(c['token'])} {percent(c['p'])}" for c in kept) + left_out(dropped)
+    return ", ".join(f"{shown(c['token'])} {percent(c['p']).replace(' ', NBSP)}" for c in kept) + left_out(dropped)
 
 
 def token_frame(reports: list[dict | None], unit: str = "bits") -> pd.DataFrame:

@@ -594,7 +594,7 @@ def build() -> ProbeTab:
         gr.HTML(f"<div class='acc-small'>{TOKEN_LEGEND}</div>", elem_id="probe-tokens-legend")
         tokens_table = gr.Dataframe(headers=token_columns("bits"), interactive=False, wrap=True, max_height=620,
                                     elem_id="probe-tokens", elem_classes=["acc-table"], buttons=["copy", "fullscreen"],
-                                    column_widths=["13%", "9%", "10%", "6%", "8%", "8%", "8%", "38%"])
+                                    column_widths=["11%", "10%", "10%", "5%", "9%", "8%", "10%", "37%"])
     with gr.Accordion("Every judgment: each template and answer order (first model)", open=False):
         table = gr.Dataframe(headers=table_columns("bits"), interactive=False, wrap=True, max_height=620,
                              elem_id="probe-table", elem_classes=["acc-table"], buttons=["copy", "fullscreen"])
