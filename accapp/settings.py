@@ -65,6 +65,9 @@ SETTINGS: tuple[Setting, ...] = (
             "with the probes (s)", 0.1, 600),
     Setting("ACCAPP_TOP_K", "int", 5, "the probe's \"what the model expected instead\": the most probable next tokens "
             "listed at each position (from the pass that scores the sentence); `0`: none", 0, 20),
+    Setting("ACCAPP_PROBE_CACHE", "int", 256, "probe answers kept for repeats (one entry a model's stage of a pair; the "
+            "least recently used dropped); `0`: none kept, and the teaching gallery's shipped answers unused too", 0,
+            100_000),
     Setting("ACCAPP_PER_MODEL_CONCURRENCY", "int", 1, "requests scoring with one model at once", 1, 64),
     Setting("ACCAPP_MAX_UPLOAD_MB", "float", 20.0, "an upload (Gradio's `max_file_size`: cut off while it streams), "
             "MB", 0.01, 20),

@@ -26,7 +26,7 @@ from accapp.methods.base import MethodScore
 from accapp.models import DEFAULT_MODEL, get_spec
 from accapp.schema import IDENTICAL_WARNING, pair_flag
 from accapp.service import context as pair_context
-from accapp.service import expected, ratings, region, verdicts
+from accapp.service import expected, probe_cache, ratings, region, verdicts
 from accapp.service.gpu import method_count, model_call
 from accapp.service.host import get_state
 from accapp.service.pairs import find_pair
@@ -227,8 +227,16 @@ def probe_stages(engine, items: list[tuple]) -> list:
 
 def batched_stage(model_id: str, good: str, bad: str, methods, with_words: bool = False, context: str = "", state=None):
     """probe_stage through the app's host, batched with the other visitors' stages waiting for the same
-    model (AppState.batched): (PairResult, words or None, the word rule, where it ran)."""
-    return (state or get_state()).batched(model_id, probe_stages, (good, bad, methods, with_words, context))
+    model (AppState.batched): (PairResult, words or None, the word rule, where it ran). A stage asked
+    before with the same model, settings and methods answers from service.probe_cache (the cache of
+    repeats, or the gallery's shipped answers) without the model."""
+    state = state or get_state()
+    key = probe_cache.stage_key(model_id, good, bad, methods, with_words, context, state)
+    answer = probe_cache.lookup(key, state)
+    if answer is None:
+        answer = state.batched(model_id, probe_stages, (good, bad, methods, with_words, context))
+        probe_cache.remember(key, answer, state)
+    return answer
 
 
 def merge(first: PairResult | None, more: PairResult) -> PairResult:

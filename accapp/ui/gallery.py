@@ -3,6 +3,9 @@ a projection view for a classroom, and a button that puts a pair into the Probe 
 
 Layout and wiring only: the pairs and their checks are :mod:`accapp.service.gallery`. No model
 runs here: "Try it in the Probe tab" fills the Probe tab's sentences, switches to it and runs the probe.
+A class clicks the same pair together: the probe's stages answer from the answers shipped with the app
+(:mod:`accapp.service.probe_cache`), and the page's finished answer is kept (:class:`Answers`), so the
+first click draws it and the others get it as drawn.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from dataclasses import dataclass
 import gradio as gr
 
 from accapp.service import gallery as data
+from accapp.service import probe_cache
 from accapp.service.pairs import find_pair
 from accapp.ui.common import esc, intro, pair_label
+from accapp.ui.probe import STARTED
 
 ALL = "all"
 GOOD_BG, BAD_BG, ASK_BG = "#15803d", "#b91c1c", "#475569"  # white text on each reads in light and dark themes
@@ -119,6 +124,79 @@ def probe_fill(pair: dict | None):
     return pair["good"], pair["bad"], meta, pair_label(meta)
 
 
+class Answers:
+    """The Probe tab's finished outputs for a gallery pair, kept: at most MAX entries, the least
+    recently used dropped (a class on one pair needs one; the gallery's pairs in both units, a few
+    more). Keyed by every input of the probe, the models' keys (id, revision, precision, parameters),
+    the settings' key and the results the benchmark box reads, so a change to any of them draws it
+    anew. Clicks on the same pair wait for the first to finish drawing (probe_cache.Once)."""
+
+    MAX = 96
+    SAVED = 13  # where `saved` stands in the probe's outputs (ui/probe.py: run_outputs)
+
+    def __init__(self) -> None:
+        self.kept = probe_cache.BoundedCache(self.MAX)
+        self.once = probe_cache.Once()
+
+    @staticmethod
+    def key(good, bad, model_id, model2, methods, unit, view, bench_method, meta, context):
+        models = [model_id] + ([model2] if model2 and model2 != model_id else [])
+        keys = [probe_cache.model_key(m) for m in models if m]
+        if not models[0] or any(k is None for k in keys):
+            return None
+        meta_key = tuple(sorted((str(k), str(v)) for k, v in (meta or {}).items()))
+        return (good, bad, model_id, model2 or "", tuple(methods or ()), unit, view, bench_method, meta_key,
+                context or "", tuple(keys), probe_cache.settings_key(), probe_cache.results_version())
+
+    @classmethod
+    def finished(cls, out) -> bool:
+        """A probe's last output that is whole: every stage in, no error (an error or a stop leaves
+        `saved` empty or a stage pending)."""
+        saved = out[cls.SAVED] if out is not None and len(out) > cls.SAVED else None
+        reports = [r for r in ((saved or {}).get("reports") or []) if r]
+        return bool(reports) and not any(r.get("pending") for r in reports)
+
+    def run(self, run_probe, good, bad, model_id, model2, methods, unit, view, bench_method, meta, request=None,
+            context=None):
+        """run_probe's outputs, or the kept finished ones of the same inputs (at once, in one step)."""
+        args = (good, bad, model_id, model2, methods, unit, view, bench_method, meta)
+        key = self.key(*args, context) if probe_cache.enabled() else None
+        if key is None:
+            yield from run_probe(*args, request, context)
+            return
+        kept = self.kept.get(key)
+        leader = kept is None and self.once.lead(key)
+        if kept is None and not leader:
+            kept = self.kept.get(key)  # the leader's drawing, or None when it stopped without one
+        if kept is not None:
+            yield (f"<div class='{STARTED}'></div>", *kept[1:])  # the page scrolls to the answer, as a run's first note does
+            return
+        try:
+            last = None
+            for last in run_probe(*args, request, context):
+                yield last
+            if self.finished(last):
+                self.kept.put(key, last)
+        finally:
+            if leader:
+                self.once.done(key)
+
+
+ANSWERS = Answers()
+
+
+def probe_event(run_event: dict) -> dict:
+    """The Probe tab's run event, answering from ANSWERS: what a gallery click runs."""
+    run_probe = run_event["fn"]
+
+    def gallery_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta,
+                      request: gr.Request = None, context=None):
+        yield from ANSWERS.run(run_probe, good, bad, model_id, model2, methods, unit, view, bench_method, meta,
+                               request, context)
+
+    return dict(run_event, fn=gallery_probe)
+
+
 def _shown(topic, language):
     return data.filter_pairs(data.load(), topic, language)
 
@@ -190,5 +268,5 @@ def build(probe, tabs, probe_tab_id: str) -> GalleryTab:
         return (*probe_fill(data.by_id(data.load(), pair_id)), gr.Tabs(selected=probe_tab_id))
 
     try_btn.click(try_in_probe, [pair, topic, language], [probe.good, probe.bad, probe.meta, probe.pair_label, tabs],
-                  api_visibility="undocumented").then(**probe.run_event)  # and runs it: a class sees the answer at once
+                  api_visibility="undocumented").then(**probe_event(probe.run_event))  # and runs it: a class sees the answer at once
     return GalleryTab(topic, language, pair, projection)
