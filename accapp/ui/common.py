@@ -220,7 +220,7 @@ CSS += """
 # The first screen: a probe's figure takes room only once it holds a figure (no empty plot and gap
 # above the fold before a result exists); the model picker's group heading is a heading, not a choice.
 CSS += """
-#probe-surprisal:not(:has(.js-plotly-plot)), #probe-surprisal-2:not(:has(.js-plotly-plot)) { display: none !important; }
+#probe-surprisal:has(> .empty), #probe-surprisal-2:has(> .empty) { display: none !important; }  /* Gradio's empty plot */
 #tab-probe .block:has(> .html-container > .prose:empty) { display: none !important; }
 #probe-region-help summary { cursor: pointer; }
 ul[role=listbox] li[aria-label^='── '] { pointer-events: none; cursor: default; font-weight: 600; font-size: 0.9rem;
