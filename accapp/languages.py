@@ -2,7 +2,7 @@
 
 A leaf: the standard library and accapp.errors only. Each row gives a language's name on screen,
 how its words are found (``segmentation``), the character ranges that mark typed text as it
-(``recognised_by``) and its prompts' Yes/No answer words. A code the table lacks still works: it
+(``recognised_by``), its prompts' Yes/No answer words and where its unigram frequencies come from. A code the table lacks still works: it
 reads as itself, its words are found on whitespace, and text is never guessed to be in it.
 A benchmark descriptor file may bring rows of its own (accapp.benchmarks reads ``_languages``).
 """
@@ -17,6 +17,9 @@ from accapp.errors import UserError
 
 TABLE_FILE = Path(__file__).resolve().parent / "data" / "languages.json"
 SEGMENTATIONS = ("whitespace", "jieba")
+# Where a language's unigram frequencies come from (accapp/methods/unigram.py): the shipped cased English
+# forms of spaCy's lexeme table, or the word lists of the wordfreq package.
+UNIGRAM_SOURCES = ("wordfreq", "spacy_lexemes")
 
 
 @dataclass(frozen=True)
@@ -28,21 +31,25 @@ class Language:
     recognised_by: tuple[tuple[int, int], ...] = ()  # code point ranges, inclusive
     default: bool = False
     answers: dict = field(default_factory=dict)  # "yes_no" -> [yes, no]
+    unigram: str = "wordfreq"  # one of UNIGRAM_SOURCES
 
     def recognises(self, text: str) -> bool:
         return any(lo <= ord(c) <= hi for c in text or "" for lo, hi in self.recognised_by)
 
 
 def _row(code: str, raw: dict) -> Language:
-    unknown = set(raw) - {"name", "segmentation", "script", "recognised_by", "default", "answers"}
+    unknown = set(raw) - {"name", "segmentation", "script", "recognised_by", "default", "answers", "unigram"}
     if unknown:
         raise UserError(f"Language '{code}' has fields the table does not know: {', '.join(sorted(unknown))}.")
     segmentation = raw.get("segmentation", "whitespace")
     if segmentation not in SEGMENTATIONS:
         raise UserError(f"Language '{code}': segmentation '{segmentation}' is not one of {', '.join(SEGMENTATIONS)}.")
+    unigram = raw.get("unigram", "wordfreq")
+    if unigram not in UNIGRAM_SOURCES:
+        raise UserError(f"Language '{code}': unigram '{unigram}' is not one of {', '.join(UNIGRAM_SOURCES)}.")
     ranges = tuple((int(lo, 16), int(hi, 16)) for lo, hi in raw.get("recognised_by", ()))
     return Language(code, raw.get("name") or code, segmentation, raw.get("script", ""), ranges,
-                    bool(raw.get("default")), dict(raw.get("answers") or {}))
+                    bool(raw.get("default")), dict(raw.get("answers") or {}), unigram)
 
 
 def read_table(path: Path = TABLE_FILE) -> dict[str, Language]:

@@ -66,7 +66,7 @@ def test_an_8b_model_is_refused_on_a_16_gb_cpu_and_accepted_in_4_bit_on_a_24_gb_
         plan_load(get_spec("gemma-2-9b"), gpu_budget(8 * GiB), device="cuda")
 
 
-def test_on_cuda_small_models_load_in_bf16_and_from_1b_in_4_bit(monkeypatch):
+def test_on_cuda_small_models_load_in_fp32_and_from_1b_in_4_bit(monkeypatch):
     import torch
 
     small, mid = get_spec("smollm2-135m-instruct"), get_spec("qwen2-1.5b")
@@ -74,8 +74,8 @@ def test_on_cuda_small_models_load_in_bf16_and_from_1b_in_4_bit(monkeypatch):
     # fp32, not fp16: fp16 turned Gemma 3's scores into NaN on an H200 (docs/gpu.md)
     assert plan_load(small, gpu_budget(16 * GiB), device="cuda").dtype == "fp32"
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)  # an A10G, L4, A100, H100...
-    plan = plan_load(small, gpu_budget(24 * GiB), device="cuda")
-    assert (plan.dtype, plan.quantization) == ("bf16", None)
+    plan = plan_load(small, gpu_budget(24 * GiB), device="cuda")  # fp32 under 1B (tests/test_precision_rule.py)
+    assert (plan.dtype, plan.quantization) == ("fp32", None)
     plan = plan_load(mid, gpu_budget(24 * GiB), device="cuda")
     assert (plan.dtype, plan.quantization) == ("bf16", "nf4")
     assert plan_load(small, default_budget(16 * GiB), device="cpu").dtype == "fp32"  # the CPU unchanged

@@ -44,6 +44,9 @@ def test_a_bad_row_is_refused_naming_what_is_wrong(tmp_path):
     (tmp_path / "t.json").write_text('{"qq": {"name": "Q", "segmentation": "morfessor"}}', encoding="utf-8")
     with pytest.raises(UserError, match="segmentation 'morfessor' is not one of whitespace, jieba"):
         languages.read_table(tmp_path / "t.json")
+    (tmp_path / "t.json").write_text('{"qq": {"name": "Q", "unigram": "corpus"}}', encoding="utf-8")
+    with pytest.raises(UserError, match="unigram 'corpus' is not one of wordfreq, spacy_lexemes"):
+        languages.read_table(tmp_path / "t.json")
     (tmp_path / "t.json").write_text('{"qq": {"name": "Q", "tones": 4}}', encoding="utf-8")
     with pytest.raises(UserError, match="fields the table does not know: tones"):
         languages.read_table(tmp_path / "t.json")
@@ -56,7 +59,8 @@ def test_every_benchmark_and_every_registry_model_speaks_languages_of_the_table(
     assert {code for spec in registry().values() for code in spec.languages} <= set(languages.TABLE)
 
 
-LANGUAGE_READERS = ("engine.py", "benchmarks.py", "ui/gallery.py", "service/verdicts.py", "cli/__init__.py")
+LANGUAGE_READERS = ("engine.py", "benchmarks.py", "ui/gallery.py", "service/verdicts.py", "cli/__init__.py",
+                    "methods/prompting.py", "methods/unigram.py")
 
 
 @pytest.mark.parametrize("module", LANGUAGE_READERS)

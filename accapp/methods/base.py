@@ -32,6 +32,22 @@ class Context:
 
 Results = Callable[[object], object]  # request -> its result (see accapp.scoring.api)
 
+REQUESTS_MAX = 20_000  # requests a context keeps (remembered): a block's, cleared when full
+
+
+def remembered(ctx: Context, key: tuple, make: Callable[[], object]):
+    """The request `key` names, made once per context: a method asks for each of its requests twice (its
+    requests, then its score), and ensembles ask for their members' again."""
+    memo = ctx.cache.get("requests")
+    if memo is None:
+        memo = ctx.cache["requests"] = {}
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= REQUESTS_MAX:
+            memo.clear()
+        hit = memo[key] = make()
+    return hit
+
 
 @dataclass(frozen=True)
 class Answers:

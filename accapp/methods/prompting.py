@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from accapp import languages
 from accapp.methods import formulas as F
-from accapp.methods.base import Answers, Context, Method, judged
+from accapp.methods.base import Answers, Context, Method, judged, remembered
 from accapp.prompts import render_prompt, template_set
 from accapp.scoring.api import NextRequest
 from accapp.scoring.tokens import vocabulary_id
@@ -40,7 +41,7 @@ def _rendered(ctx: Context, chat: bool, system: str | None, user: str, joiner: s
     return text
 
 
-FRAME_CHECKS = 32  # renders of a chat frame compared with the chat template's own before it is trusted alone
+FRAME_CHECKS = 8  # renders of a chat frame compared with the chat template's own before it is trusted alone
 
 
 def _framed(ctx: Context, system: str | None, user: str, joiner: str) -> str:
@@ -91,6 +92,9 @@ class ABPrompting(Method):
         return [t["id"] for t in _ide_prompts("ab", ctx)]
 
     def _req(self, ctx, t, a, b):
+        return remembered(ctx, ("ab", t, a, b), lambda: self._make(ctx, t, a, b))
+
+    def _make(self, ctx, t, a, b):
         tpl = next(x for x in _ide_prompts("ab", ctx) if x["id"] == t)
         user = tpl["user"].replace("{sentence_a}", a).replace("{sentence_b}", b)
         prefix = template_prefix(
@@ -120,22 +124,28 @@ class YesNoProbComp(Method):
     id = "yes_no_prob_comp"
 
     def _set(self, ctx) -> tuple[list[dict], tuple[str, str]]:
-        """Chinese uses 是/否 when each is one token after the prompt, else Yes/No (Ide §3.3)."""
-        ide = template_set("ide2025")
-        if ctx.language != "zh":
-            return _ide_prompts("yes_no", ctx), tuple(ide["answers"]["yes_no"]["en"])
-        key = ("yes_no_zh_set",)
+        """The prompts and their answer words: the language's own Yes/No words (the language table), or,
+        where those are not one token each and the prompts have a '<code>_answer_yes_no' set, that set
+        and its answers (Chinese: 是/否, else Yes/No after the Chinese prompts; Ide §3.3)."""
+        key = ("yes_no_set",)
         if key not in ctx.cache:
+            ide = template_set("ide2025")
             style = "chat" if ctx.chat else "base"
-            single = all(vocabulary_id(ctx.tokenizer, a) is not None for a in ide["answers"]["yes_no"]["zh"])
-            name = "zh" if single else "zh_answer_yes_no"
-            ctx.cache[key] = (ide["yes_no"][name][style], tuple(ide["answers"]["yes_no"][name]))
+            own = languages.get(ctx.language).answers.get("yes_no") or ide["answers"]["yes_no"][ctx.language]
+            fallback = f"{ctx.language}_answer_yes_no"
+            if fallback in ide["yes_no"] and not all(vocabulary_id(ctx.tokenizer, a) is not None for a in own):
+                ctx.cache[key] = (ide["yes_no"][fallback][style], tuple(ide["answers"]["yes_no"][fallback]))
+            else:
+                ctx.cache[key] = (ide["yes_no"][ctx.language][style], tuple(own))
         return ctx.cache[key]
 
     def templates(self, ctx):
         return [t["id"] for t in self._set(ctx)[0]]
 
     def _req(self, ctx, t, sentence):
+        return remembered(ctx, ("yes_no", t, sentence), lambda: self._make(ctx, t, sentence))
+
+    def _make(self, ctx, t, sentence):
         prompts, answers = self._set(ctx)
         tpl = next(x for x in prompts if x["id"] == t)
         prefix = template_prefix(ctx, f"yes_no:{t}", lambda h: _render(ctx, tpl["system"], tpl["user"].replace("{sentence}", h)))
@@ -174,11 +184,17 @@ class MetaPrompt(Method):
         return user + spec["base_suffix"]
 
     def _judge(self, ctx, s):
+        return remembered(ctx, (self.id, "judgment", s), lambda: self._make_judge(ctx, s))
+
+    def _compare(self, ctx, s1, s2):
+        return remembered(ctx, (self.id, "comparison", s1, s2), lambda: self._make_compare(ctx, s1, s2))
+
+    def _make_judge(self, ctx, s):
         answers = template_set("hu_levy2023")["answers"]["judgment"][ctx.language]
         prefix = template_prefix(ctx, f"{self.id}:judgment", lambda h: self._prompt(ctx, "judgment", sentence=h))
         return NextRequest(self._prompt(ctx, "judgment", sentence=s), tuple(answers), prefix=prefix)
 
-    def _compare(self, ctx, s1, s2):
+    def _make_compare(self, ctx, s1, s2):
         prefix = template_prefix(ctx, f"{self.id}:comparison", lambda h: self._prompt(ctx, "comparison", sentence1=h, sentence2=h))
         return NextRequest(
             self._prompt(ctx, "comparison", sentence1=s1, sentence2=s2),

@@ -4,7 +4,7 @@ and Hu et al. 2025's normalisations (§6.1)."""
 from __future__ import annotations
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Context, Method, judged
+from accapp.methods.base import Context, Method, judged, remembered
 from accapp.methods.unigram import unigram_logprobs
 from accapp.prompts import fill_parts, template_set
 from accapp.scoring.api import SeqRequest
@@ -71,6 +71,9 @@ class InTemplateSingle(Method):
         return [t["id"] for t in template_set("ide2025")["in_template_single"][ctx.language]]
 
     def _req(self, ctx, tid, sentence):
+        return remembered(ctx, ("in_template_single", tid, sentence), lambda: self._make(ctx, tid, sentence))
+
+    def _make(self, ctx, tid, sentence):
         text = next(t["text"] for t in template_set("ide2025")["in_template_single"][ctx.language] if t["id"] == tid)
         return SeqRequest(fill_parts(text, sentence))
 
@@ -99,6 +102,9 @@ class InTemplateComparative(Method):
         return [t["id"] for t in template_set("ide2025")["in_template_comparative"][ctx.language]]
 
     def _req(self, ctx, tid, first, second):
+        return remembered(ctx, ("in_template_comparative", tid, first, second), lambda: self._make(ctx, tid, first, second))
+
+    def _make(self, ctx, tid, first, second):
         text = next(t["text"] for t in template_set("ide2025")["in_template_comparative"][ctx.language] if t["id"] == tid)
         return SeqRequest(fill_parts(text, first, second))
 

@@ -14,6 +14,8 @@ add-lambda smoothing of half the smallest observed mass.
   ('s, n't, ...) follow the previous word directly; a word follows a space, except after an
   opening bracket or quote (every word alike) and at the start of a line (words that do not
   begin with a lower-case letter: capitals, digits, bullets), shares taken from the same table.
+Which a language takes is its row's ``unigram`` in the language table (accapp/data/languages.json).
+
 - Other languages (Chinese): the word lists of the PyPI package `wordfreq` (Speer 2022; CC-BY-SA),
   its 60,000 most frequent words with no space (Chinese has no case and no spaces).
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from accapp import languages
 from accapp.files import safe_name, write_atomic
 from accapp.models.loading import cache_root
 
@@ -124,9 +127,15 @@ def wordfreq_masses(language: str, prefix: str = "") -> dict[str, float]:
     return {prefix + w: freqs[w] for w in words}
 
 
+def shipped_forms(language: str) -> bool:
+    """Whether a language's unigrams come from the shipped cased forms (data/unigram_en.json.gz), else
+    from wordfreq: the language table's ``unigram`` (accapp/data/languages.json)."""
+    return languages.get(language).unigram == "spacy_lexemes"
+
+
 def estimate_unigram(tokenizer, vocab_size: int, language: str) -> np.ndarray:
     """log p_uni(token) for every id < vocab_size (float64); sources: the module docstring."""
-    masses = surface_masses(english_forms()) if language == "en" else wordfreq_masses(language)
+    masses = surface_masses(english_forms()) if shipped_forms(language) else wordfreq_masses(language)
     return token_logprobs(tokenizer, vocab_size, masses)
 
 
@@ -137,7 +146,7 @@ def floor_count(table: np.ndarray) -> int:
 
 def unigram_logprobs(lm, language: str) -> np.ndarray:
     """Cached per model and language (a second start reads a .npy file)."""
-    source = DATA_EN.name if language == "en" else f"wordfreq{TOP_WORDS}"
+    source = DATA_EN.name if shipped_forms(language) else f"wordfreq{TOP_WORDS}"
     key = hashlib.sha1(f"{lm.spec.id}|{language}|{source}|v2".encode()).hexdigest()[:12]
     path = Path(cache_root()) / "unigram" / f"{safe_name(lm.spec.id)}-{language}-{key}.npy"  # an id may be a path
     if path.exists():

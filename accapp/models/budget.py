@@ -3,7 +3,8 @@ decided before any weight loads.
 
 The budget is ``ACCAPP_MEMORY_BUDGET``, else a default from the machine's memory, or the GPU's on
 CUDA. On the CPU models over ``ACCAPP_LARGE_MODEL_PARAMS`` load in bf16, or 4-bit NF4 where bf16
-does not fit; on CUDA models from that size load in 4-bit NF4 and smaller ones in bf16. A model
+does not fit; on CUDA models from that size load in 4-bit NF4 and smaller ones in fp32
+(:func:`default_precisions`). A model
 that cannot fit is refused with a message; one the registry marks ``needs_gpu`` is refused on the CPU.
 What a model costs is accapp.models.memory's estimate.
 """
@@ -116,27 +117,36 @@ def gb(n: int) -> str:
     return f"{n / GiB:.1f} GB"
 
 
+def default_precisions(params: int, device: str, large: int, half: str = "bf16", nf4: bool = True) -> list[tuple[str, str | None]]:
+    """The (dtype, quantization) a model of `params` parameters loads in by default on `device`, in the order
+    tried against the budget (half: the device's half precision, half_dtype; nf4: bitsandbytes runs there).
+
+    On CUDA a model under ``large`` (1B) parameters loads in fp32: on the H200 its warm probe was faster
+    and steadier than in bf16, and only fp32 equals the shipped results (docs/gpu.md); bf16 stays a
+    choice (--dtype). From ``large`` on, 4-bit NF4 (Ide et al.'s setting; half precision where bitsandbytes
+    is missing, fp32 on a GPU without bf16, where fp16 overflows). On the CPU a model up to ``large``
+    parameters loads in fp32; a larger one in half precision, or in 4-bit NF4 where that does not fit."""
+    if device == "cuda":
+        if params < large:
+            return [("fp32", None)]
+        return [("bf16", "nf4")] if nf4 else [("bf16" if half == "bf16" else "fp32", None)]
+    if params <= large:
+        return [("fp32", None)]
+    return [(half, None)] + ([("bf16", "nf4")] if nf4 else [])
+
+
 def plan_load(spec: ModelSpec, budget: int, dtype: str | None = None, quantization: str | None = None,
               device: str | None = None, large: int | None = None, budget_name: str = "ACCAPP_MEMORY_BUDGET") -> Plan:
     """The precision a model loads in under a budget, or UserError before anything loads.
 
-    dtype/quantization given: exactly that. On CUDA a model of ``large`` (1B) parameters or more
-    loads in 4-bit NF4 (bf16 where bitsandbytes is missing), a smaller one in bf16 (fp32 on a GPU
-    without bf16, where fp16 overflows: docs/gpu.md). On the CPU a model up to ``large`` parameters loads in fp32; a larger one in
-    bf16, or in 4-bit NF4 where bf16 does not fit and bitsandbytes runs on the device.
+    dtype/quantization given: exactly that; else the first of default_precisions that fits.
     """
     device = pick_device(device)
     if dtype is not None or quantization is not None:
         options = [(dtype or "fp32", quantization)]
-    elif device == "cuda":  # on a GPU: 4-bit NF4 from 1B parameters (Ide et al.'s setting), half precision below
-        big = param_count(spec) >= (large_model_params() if large is None else large)
-        # Below 1B on a GPU without bf16: fp32, not fp16 (fp16 turned 92 % of Gemma 3's scores into NaN, docs/gpu.md).
-        small = ("bf16", None) if half_dtype(device) == "bf16" else ("fp32", None)
-        options = [("bf16", "nf4")] if big and nf4_available(device) else [small]
-    elif param_count(spec) <= (large_model_params() if large is None else large):
-        options = [("fp32", None)]
     else:
-        options = [(half_dtype(device), None)] + ([("bf16", "nf4")] if nf4_available(device) else [])
+        options = default_precisions(param_count(spec), device, large_model_params() if large is None else large,
+                                     half_dtype(device), nf4_available(device))
     plans = [Plan(spec.id, d, q, estimate_bytes(spec, d, q), spec) for d, q in options]
     for plan in plans:
         if plan.bytes <= budget:

@@ -56,7 +56,7 @@ class SpecialSplit:
     (Metaspace's prepend_scheme "first"), and the first CHECKED prompts compared with the whole
     text's tokens (one difference turns it off for good)."""
 
-    CHECKED = 64
+    CHECKED = 32
     PIECES_MAX = 100_000
 
     def __init__(self, tokenizer, specials: dict[str, int]) -> None:
