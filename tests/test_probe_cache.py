@@ -185,3 +185,26 @@ def test_an_answer_survives_its_json_round_trip(counted):
     assert probe_json_full(MODEL, spec, back[0], back[1], {}, [], back[2]) == \
         probe_json_full(MODEL, spec, answer[0], answer[1], {}, [], answer[2])
     assert back[2:] == answer[2:]
+
+
+# ------------------------------------------------------------------------------------------ the queue
+def test_the_probe_queue_admits_a_class_and_shows_each_visitor_its_place():
+    """Thirty students at once all reach the model's batches (the probe queue admits two batches),
+    the other events keep the default limit, and a probe shows its progress in full (Gradio's queue
+    place and time) on the status line."""
+    import gradio as gr
+
+    from accapp.service.host import PROBE_BATCH
+    from accapp.ui import queues
+
+    assert queues.PROBE_QUEUE_LIMIT >= max(30, 2 * PROBE_BATCH, queues.PROBE_CONCURRENCY)
+    assert queues.MAX_THREADS >= 40 + queues.FILE_EVENTS + queues.PROBE_QUEUE_LIMIT - queues.PROBE_CONCURRENCY
+    with gr.Blocks() as demo:
+        box, status = gr.Textbox(), gr.HTML()
+        box.submit(lambda s: s, [box], [status], concurrency_id=queues.PROBE_QUEUE, show_progress_on=[status])
+        box.change(lambda s: s, [box], [status])
+    queues.admit_probes(demo)
+    probe, other = demo.fns.values()
+    assert (probe.concurrency_id, probe.concurrency_limit) == (queues.PROBE_QUEUE, queues.PROBE_QUEUE_LIMIT)
+    assert other.concurrency_limit == "default"
+    assert probe.show_progress == "full"  # the place in the queue shows on the status line while it waits

@@ -483,7 +483,9 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
     yield Stage(None, meta, [], loading=[r.spec.name for m, r in requests.items() if not host.is_loaded(m)],
                 notice=IDENTICAL_WARNING if pair_flag(good, bad) else "")
     results, words, rules, reports = {}, {}, {}, {}
-    for m, k, (res, w, rule, where) in stages_as_they_finish(host, plan, good, bad, go_on, context):
+    whole = answered_whole(host, plan, good, bad, context)  # every stage known already: one step, drawn once
+    source = whole if whole is not None else stages_as_they_finish(host, plan, good, bad, go_on, context)
+    for m, k, (res, w, rule, where) in source:
         r = requests[m]
         results[m] = merge(results.get(m), res)
         words[m], rules[m] = (w, rule) if w else (words.get(m), rules.get(m, ""))
@@ -497,8 +499,25 @@ def staged_probe(good: str, bad: str, models: list[str], methods, unit: str = "b
         saved = {"reports": [reports.get(x) for x in models] + [None] * (2 - len(models)), "models": models}
         if not pending:
             meta = _finish(saved, store, models[0], results[models[0]], meta, good, bad)
-        yield Stage(saved, meta, pending, first=k == 0,
+        yield Stage(saved, meta, pending, first=k == 0 or whole is not None,
                     loading=[requests[x].spec.name for x in waiting if not host.is_loaded(x)])
+
+
+def answered_whole(host, plan: dict, good: str, bad: str, context: str = ""):
+    """[(model, its last stage's index, every stage's answer merged)] when the cache or the shipped answers
+    hold every stage of every model (service.probe_cache), else None: the probe runs stage by stage."""
+    out = []
+    for m, stages_of_m in plan.items():
+        answers = [probe_cache.lookup(probe_cache.stage_key(m, good, bad, methods, k == 0, context, host), host)
+                   for k, (_, methods) in enumerate(stages_of_m)]
+        if not answers or any(a is None for a in answers):
+            return None
+        result = None
+        for answer in answers:
+            result = merge(result, answer[0])
+        first = answers[0]
+        out.append((m, len(answers) - 1, (result, first[1], first[2], first[3])))
+    return out
 
 
 _DONE = object()
