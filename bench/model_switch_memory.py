@@ -5,7 +5,7 @@
 
 Starts `python app.py` on a loopback port (bench/probe_latency.py) with ACCAPP_MEMORY_BUDGET=BUDGET
 and no warm-up (ACCAPP_PRELOAD=0), reads the server's resident memory once it answers (its base), then sends one
-LP /probe per model in turn through Gradio's HTTP API (each a new visitor) and reads the server's
+LP /probe per model in turn (a new pair each time, so that no cache answers it) through Gradio's HTTP API (each a new visitor) and reads the server's
 resident memory after each. Prints one line per step; the last line is JSON. Exit 1 when any step
 is above the budget plus the base (the app when up, plus its results store's bounded cache,
 accapp.store.store.STORE_MEMORY_MB, which the first probe opens), or when the memory at a return to the
@@ -59,8 +59,9 @@ def run(budget: str, models: list[str]) -> dict:
     with app_running(log, preload=False, extra_env={"ACCAPP_MEMORY_BUDGET": budget}) as (proc, url, _):
         base = resident_mb(proc.pid)
         steps = []
-        for model in models:
-            http_probe(url, "The cats sleep.", "The cats sleeps.", model, ["lp"])
+        for k, model in enumerate(models):
+            # a new pair each step: a repeated probe may answer from the app's cache without loading the model
+            http_probe(url, f"The cats sleep in room {k}.", f"The cats sleeps in room {k}.", model, ["lp"])
             time.sleep(IDLE_TRIM_S + 1)  # read it settled: the host gives freed pages back once idle that long
             steps.append({"model": model, "rss_mb": round(resident_mb(proc.pid)),
                           "anon_mb": round(resident_mb(proc.pid, "RssAnon")), "file_mb": round(resident_mb(proc.pid, "RssFile")),

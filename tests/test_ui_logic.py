@@ -521,14 +521,14 @@ def test_explore_published_only(tmp_path):
         m, methods, wrong, also = explore.update_filters("blimp", None, None, None)
         assert m["value"] is None and ("LP", "lp") in methods["choices"] and wrong["choices"] == []
         out = explore.render("blimp", None, None, "best", False, "all", None)
-        assert "No precomputed results for <b>BLiMP</b> yet" in out["status"]
-        # the legend entry wraps between words to fit a phone (issue 34 item 6)
+        assert "No results shipped for BLiMP yet with any model" in out["status"]
+        # the legend entry wraps between words to fit a phone
         assert [t.name.replace("<br>", " ") for t in out["phenomenon"].data] == ["Humans (published: Warstadt et al. 2020)"]
         assert len(out["phenomenon"].data[0].x) == 12
         assert "Ide et al. 2025" in " ".join(out["overall"].Source)
         assert len(out["wrong"]) == 0
         climp = explore.render("climp", None, None, "best", False, "all", None)
-        assert "No precomputed results for <b>CLiMP</b>" in climp["status"]
+        assert "No results shipped for CLiMP yet with any model" in climp["status"]
     finally:
         state.set_state(None)
 

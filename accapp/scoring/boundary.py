@@ -240,6 +240,9 @@ def boundary_masks(tokenizer, vocab_size: int) -> dict[str, np.ndarray]:
             if data:
                 mask[i] = not continues_word(data, after)
         masks[after] = mask
+    # The caches serve one sweep of a vocabulary; kept, they would hold ~26 MB of small strings per model loaded.
+    _continues_text.cache_clear()
+    _partial_char_continues.cache_clear()
     return masks
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from accapp.benchmarks import BUILTIN, load_benchmark
@@ -24,12 +25,6 @@ def benchmark(name: str) -> pd.DataFrame:
     return load_benchmark(name)
 
 
-@lru_cache(maxsize=len(BENCHMARKS))
-def _pair_index(name: str) -> dict:
-    df = benchmark(name)
-    return {(g, b): i for i, (g, b) in enumerate(zip(df["good"], df["bad"]))}
-
-
 def pair_meta(name: str, i: int) -> dict:
     """A pair as the app passes it around: benchmark, paradigm, phenomenon, pair_id, good, bad (strings)."""
     row = benchmark(name).iloc[int(i)]
@@ -41,11 +36,13 @@ def find_pair(good: str, bad: str) -> dict | None:
     good, bad = (good or "").strip(), (bad or "").strip()
     for name in BENCHMARKS:
         try:
-            i = _pair_index(name).get((good, bad))
+            df = benchmark(name)
         except Exception:  # noqa: BLE001 - a missing asset only means no match
             continue
-        if i is not None:
-            return pair_meta(name, i)
+        # compared column-wise in Arrow's buffers: no per-pair Python objects kept (a dict of BLiMP's pairs held ~90 MB)
+        hit = np.flatnonzero(((df["good"] == good) & (df["bad"] == bad)).to_numpy(dtype=bool, na_value=False))
+        if hit.size:
+            return pair_meta(name, int(hit[-1]))  # the last, as a dict of the pairs kept it
     return None
 
 
