@@ -123,7 +123,7 @@ def test_a_chat_frame_that_rewrites_the_message_is_dropped():
 
     ctx = _ctx(_Rewriting())
     assert _rendered(ctx, True, "System.", "Is this ok?") == "<system>System.<user>IS THIS OK?"
-    assert ctx.cache["chat_frames"][("System.", " ")][0] is None  # the frame ever differed: never used again
+    assert ctx.cache["chat_frames"][("System.", " ", "", "")][0] is None  # the frame ever differed: never used again
     assert _rendered(ctx, True, "System.", "and this") == "<system>System.<user>AND THIS"
 
 
@@ -133,12 +133,15 @@ def test_chat_prompts_from_the_frame_are_the_templates_own(smollm):
     from accapp.prompts import render_prompt
 
     ctx = _ctx(smollm.tokenizer)
-    users = [f"Is sentence {i} acceptable? {s}" for i in range(3) for pair in PAIRS for s in pair]
-    for system in ("You judge sentences.", None):
-        for user in users:
-            assert prompting._rendered(ctx, True, system, user) == render_prompt(smollm.tokenizer, True, system, user)
-        assert ctx.cache["chat_frames"][(system, " ")][1] == prompting.FRAME_CHECKS  # checked, then trusted
-        assert ctx.cache["chat_frames"][(system, " ")][0] is not None
+    # the prompts' own shapes: a message that ends in a space ("Answer: "), one that starts with a line break
+    for lead, trail in (("", ""), ("", "Answer: "), ("\n", "\n\n")):
+        users = [f"{lead}Is sentence {i} acceptable? {s} {trail}" for i in range(3) for pair in PAIRS for s in pair]
+        for system in ("You judge sentences.", None):
+            for user in users:
+                assert prompting._rendered(ctx, True, system, user) == render_prompt(smollm.tokenizer, True, system, user)
+            frames = {k: v for k, v in ctx.cache["chat_frames"].items() if k[0] == system}
+            assert all(f[0] is not None for f in frames.values())  # every frame checked, then trusted
+            assert max(f[1] for f in frames.values()) == prompting.FRAME_CHECKS
 
 
 @pytest.mark.slow

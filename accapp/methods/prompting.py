@@ -46,18 +46,24 @@ FRAME_CHECKS = 8  # renders of a chat frame compared with the chat template's ow
 
 def _framed(ctx: Context, system: str | None, user: str, joiner: str) -> str:
     """A chat prompt: the chat template rendered once per system message around a placeholder (its
-    frame), the user's message put in its place. The first FRAME_CHECKS prompts of a frame are also
-    rendered by the template and compared; a frame that ever differs (a template that rewrites the
-    message) is dropped, and every later prompt of it rendered by the template."""
+    frame), the user's message put in its place. The placeholder keeps the message's own whitespace at
+    either end, so a template that trims the message trims the same. The first FRAME_CHECKS prompts of a
+    frame are also rendered by the template and compared; a frame that ever differs (a template that
+    rewrites the message) is dropped, and every later prompt of it rendered by the template."""
+    core = user.strip()
+    if not core or HOLE in user:
+        return render_prompt(ctx.tokenizer, True, system, user, joiner)
+    start = user.index(core)
+    lead, trail = user[:start], user[start + len(core):]
     frames = ctx.cache.setdefault("chat_frames", {})
-    key = (system, joiner)
+    key = (system, joiner, lead, trail)
     frame = frames.get(key)
     if frame is None:
-        text = render_prompt(ctx.tokenizer, True, system, HOLE, joiner)
-        frame = frames[key] = [text, 0] if text.count(HOLE) == 1 and HOLE not in user else [None, 0]
-    if frame[0] is None or HOLE in user:
+        text = render_prompt(ctx.tokenizer, True, system, lead + HOLE + trail, joiner)
+        frame = frames[key] = [text if text.count(HOLE) == 1 else None, 0]
+    if frame[0] is None:
         return render_prompt(ctx.tokenizer, True, system, user, joiner)
-    text = frame[0].replace(HOLE, user)
+    text = frame[0].replace(HOLE, core)
     if frame[1] < FRAME_CHECKS:
         frame[1] += 1
         full = render_prompt(ctx.tokenizer, True, system, user, joiner)
