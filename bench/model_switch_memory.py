@@ -6,7 +6,8 @@
 Starts `python app.py` on a loopback port (bench/probe_latency.py) with ACCAPP_MEMORY_BUDGET=BUDGET
 and no warm-up (ACCAPP_PRELOAD=0), reads the server's resident memory once it answers (its base), then sends one
 LP /probe per model in turn (a new pair each time, so that no cache answers it) through Gradio's HTTP
-API (each a new visitor) and reads the server's resident memory after each. Prints one line per step; the last line is JSON. Exit 1 when any step
+API (each a new visitor) and reads the server's resident memory after each. Prints one line per step;
+the last line is JSON. Exit 1 when any step
 is above the budget plus the base (the app when up, plus its results store's bounded cache,
 accapp.store.store.STORE_MEMORY_MB, which the first probe opens), or when the memory at a return to the
 first model drifts more than RETURN_DRIFT_MB above its first return (what each switch leaves behind).
