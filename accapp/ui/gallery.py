@@ -10,6 +10,7 @@ first click draws it and the others get it as drawn.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from accapp.ui.probe import STARTED
 ALL = "all"
 GOOD_BG, BAD_BG, ASK_BG = "#15803d", "#b91c1c", "#475569"  # white text on each reads in light and dark themes
 HIDDEN = dict(api_visibility="undocumented", queue=False)
+GALLERY_EVENT = "gallery_probe"  # the event a gallery click runs (bench/class_load.py joins it by this name)
 
 
 @dataclass
@@ -189,12 +191,13 @@ def probe_event(run_event: dict) -> dict:
     """The Probe tab's run event, answering from ANSWERS: what a gallery click runs."""
     run_probe = run_event["fn"]
 
+    @functools.wraps(run_probe)  # its name and signature (Gradio passes the request by the signature)
     def gallery_probe(good, bad, model_id, model2, methods, unit, view, bench_method, meta,
                       request: gr.Request = None, context=None):
         yield from ANSWERS.run(run_probe, good, bad, model_id, model2, methods, unit, view, bench_method, meta,
                                request, context)
 
-    return dict(run_event, fn=gallery_probe)
+    return dict(run_event, fn=gallery_probe, api_name=GALLERY_EVENT)
 
 
 def _shown(topic, language):
