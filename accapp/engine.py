@@ -272,6 +272,10 @@ class Engine:
             records = word_records(text, res.offsets, res.logprobs, results[BoundaryRequest(text, context)])
         return merge_crossing(text, group_records(text, records, spans), [(t["start"], t["end"]) for t in token_view(res)[0]])
 
+    def token_ranks(self, text: str, context: str = "") -> list[int]:
+        """Each token's rank among the model's guesses at its place (1: the most probable), as GLTR colours a text."""
+        return top_k.token_ranks(self.scorer, text, context)
+
     def expected_scores(self, texts: list[str], k: int = 5) -> dict[str, dict]:
         """Per sentence (checked like a pair's, keyed by the string as given): what a causal LM
         expected at each token and each word, its k most probable next tokens ({"k", "tokens",

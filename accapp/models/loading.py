@@ -205,11 +205,23 @@ def load_tokenizer(spec: ModelSpec, where: str | None = None, extra: dict | None
     check_hub_access(spec)
     kwargs = {**(extra or {}), **hub_kwargs(spec), **({"trust_remote_code": True} if spec.trust_remote_code else {})}
     try:
-        return AutoTokenizer.from_pretrained(where, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
     except (OSError, ValueError) as exc:
         if spec.gated and hub_reachable():  # reached the hub, and it said no: the token lacks access
             raise UserError(gated_message(spec, "has no access to it")) from exc
         raise UserError(_load_failure(spec, where, exc)) from exc
+    return without_build_tables(tokenizer)
+
+
+def without_build_tables(tokenizer):
+    """The tokenizer without the Python copies of its vocabulary and merges that transformers keeps once
+    its fast (Rust) backend is built from them: millions of small objects that only the build reads,
+    and that, freed with an unloaded model, leave the allocator's arenas fragmented."""
+    if getattr(tokenizer, "_tokenizer", None) is not None:
+        for name in ("_vocab", "_merges"):
+            if isinstance(vars(tokenizer).get(name), (dict, list)):
+                delattr(tokenizer, name)
+    return tokenizer
 
 
 def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantization: str | None, device: str,

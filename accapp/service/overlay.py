@@ -18,7 +18,6 @@ import math
 import threading
 from collections import OrderedDict
 
-from accapp import engine as engines
 from accapp.service.host import get_state
 
 LN2 = math.log(2.0)
@@ -119,8 +118,7 @@ _lock = threading.Lock()
 
 def _token_ranks(engine, text: str, context: str) -> list[int]:
     """The engine's ranks of a sentence's tokens (the scoring layer's token_ranks on its scorer)."""
-    own = getattr(engine, "token_ranks", None)
-    return own(text, context) if own is not None else engines.top_k.token_ranks(engine.scorer, text, context)
+    return engine.token_ranks(text, context)
 
 
 def _ranks_of(engine, good: str, bad: str, context: str) -> dict:

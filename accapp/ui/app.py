@@ -309,8 +309,9 @@ def status() -> dict:
     return {"models": state.loaded_models(), "memory_budget_bytes": state.pool.budget, "rss_bytes": rss,
             "gpu": {"spaces": gpu.spaces is not None, "zero_gpu": gpu.on_zero_gpu()},
             "file_jobs": file_queue().counts(),
-            "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "file_concurrency": file_jobs.FILE_CONCURRENCY,
-                       "file_queue_max": file_jobs.FILE_QUEUE_MAX, "file_jobs_per_visitor": file_jobs.FILE_JOBS_PER_VISITOR,
+            "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "probe_queue_limit": queues.PROBE_QUEUE_LIMIT,
+                       "file_concurrency": file_jobs.FILE_CONCURRENCY, "file_queue_max": file_jobs.FILE_QUEUE_MAX,
+                       "file_jobs_per_visitor": file_jobs.FILE_JOBS_PER_VISITOR,
                        "max_upload_bytes": MAX_UPLOAD_BYTES, "max_request_bytes": MAX_REQUEST_BYTES}}
 
 
@@ -376,6 +377,7 @@ def main() -> None:
     demo = build_app()
     # Probes and every other event: PROBE_CONCURRENCY at once; file jobs wait in their own queue
     # (accapp.service.file_jobs; their events' limit admits them all); max_size bounds the events waiting.
+    queues.admit_probes(demo)  # the probe queue admits two batches at once: a class's first stages before anyone's last
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     gradio_internals.calm_queue_polling(demo)  # Gradio polls its empty queue every millisecond otherwise
     if settings.flag("ACCAPP_PRELOAD"):
