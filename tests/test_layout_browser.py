@@ -58,7 +58,7 @@ def test_explore_on_a_phone(browser, app_server):
         # the six tabs and Explore's views: every label in view, none behind an unlabelled "•••"
         assert visible_tabs(page, "#main-tabs") == ["Probe a pair", "Design (2-4 conditions)", "Explore results",
                                                      "Score a file", "Teaching gallery", "About"]
-        assert len(visible_tabs(page, "#explore-views")) == 9
+        assert len(visible_tabs(page, "#explore-views")) == 11
         # the phenomenon plot: its labels take at most 40 % of the figure's width (60 % before)
         fig_w = page.eval_on_selector("#explore-phenomenon .main-svg", "e => e.getBoundingClientRect().width")
         label_w = page.eval_on_selector_all("#explore-phenomenon .ytick text",

@@ -284,7 +284,8 @@ def test_memory_budget_fits_one_of_two_models_least_recently_used_unloaded(clien
     after = _status(client)
     assert [m["id"] for m in after["models"]] == ["gemma3-270m"]  # refused before anything loaded or unloaded
     assert after["rss_bytes"] < rss + 200 * 2**20
-    client.predict(GOOD, BAD, "smollm2-135m-instruct", ["lp"], api_name="/probe")
+    # a new pair: the first one's answer is kept for repeats and would come back without the model
+    client.predict("These dogs bark.", "These dogs barks.", "smollm2-135m-instruct", ["lp"], api_name="/probe")
     assert [m["id"] for m in _status(client)["models"]] == ["smollm2-135m-instruct"]
 
 
