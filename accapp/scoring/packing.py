@@ -15,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+from accapp.scoring.tokens import common_prefix_len
+
 
 @dataclass
 class Unit:
@@ -27,21 +29,6 @@ class Unit:
     parent: list[int] = field(default_factory=list)  # parent node per node; -1: the prefix
     depth: list[int] = field(default_factory=list)  # position after the prefix, per node
     paths: list[list[int]] = field(default_factory=list)  # per member, its nodes in order
-
-
-def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading items two tuples share, found by halving with slice comparisons (done in C)."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def _by_key(keys: Sequence[Hashable]) -> dict[Hashable, list[int]]:
@@ -62,7 +49,7 @@ def build_units(owns: Sequence[Sequence[int]], keys: Sequence[Hashable], capacit
         unit, prev = None, ()
         for i in members:
             own = tuple(owns[i])
-            shared = _lcp(prev, own) if unit is not None else 0
+            shared = common_prefix_len(prev, own) if unit is not None else 0
             if unit is not None and len(unit.tokens) + len(own) - shared > capacity:
                 unit, shared = None, 0
             if unit is None:
