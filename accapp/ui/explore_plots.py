@@ -11,20 +11,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from accapp.ui.common import esc
-from accapp.ui.plots import LEGEND_ROW_PX, PALETTE, _base_layout, empty_figure
+from accapp.ui.plots import LEGEND_ROW_PX, PALETTE, _base_layout, empty_figure, error_bars
 
 CHANCE = "#868e96"  # chance: no preference, no separation
 PAPER = "#c92a2a"  # a number the paper states
 PLOT_PX = 380  # the plots' own height in the figure across datasets
 WORDS_ROW_PX = 18  # one line of the reference lines' words (font 12)
-
-
-def _whiskers(values, lo, hi) -> dict | None:
-    if lo is None or hi is None:
-        return None
-    plus = [h - v if pd.notna(h) and pd.notna(v) else None for v, h in zip(values, hi)]
-    minus = [v - low if pd.notna(low) and pd.notna(v) else None for v, low in zip(values, lo)]
-    return dict(type="data", symmetric=False, array=plus, arrayminus=minus, color="#343a40", thickness=1.3, width=3)
 
 
 def reference(ref: dict) -> str:
@@ -50,7 +42,7 @@ def separation_figure(df: pd.DataFrame, refs: list[dict], title: str = "") -> go
         return empty_figure("No separation AUC for this selection.")
     fig = go.Figure(go.Bar(
         x=[esc(m) for m in df.measure], y=df.auc.tolist(), marker_color=PALETTE[0],
-        error_y=_whiskers(df.auc, df.auc_ci_low.tolist(), df.auc_ci_high.tolist()),
+        error_y=error_bars(df.auc, df.auc_ci_low.tolist(), df.auc_ci_high.tolist(), thickness=1.3),
         text=[f"{a:.3f}" for a in df.auc], textposition="outside",
         hovertext=[f"{esc(m)}: AUC {a:.3f}<br>95 % CI {lo:.3f}–{hi:.3f}<br>{int(n):,} sentences pooled "
                    f"({int(g):,} acceptable, {int(b):,} not)"
@@ -84,7 +76,8 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
         acc = g.accuracy.astype(float)
         fig.add_trace(go.Bar(
             x=x, y=acc.tolist(), name=esc(measure), legendgroup=esc(measure), marker_color=color,
-            error_y=_whiskers(acc, g.accuracy_ci_low.astype(float).tolist(), g.accuracy_ci_high.astype(float).tolist()),
+            error_y=error_bars(acc, g.accuracy_ci_low.astype(float).tolist(), g.accuracy_ci_high.astype(float).tolist(),
+                               thickness=1.3),
             hovertext=[f"{esc(d)} · {esc(measure)}<br>accuracy {a:.1f} % (95 % CI {lo:.1f}–{hi:.1f}, {over})"
                        f"<br>{int(n):,} pairs" if pd.notna(a) else f"{esc(d)}: no pairs"
                        for d, a, lo, hi, n, over in zip(g.dataset, acc, g.accuracy_ci_low, g.accuracy_ci_high,
@@ -93,7 +86,7 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
         fig.add_trace(go.Bar(
             x=x, y=g.auc.astype(float).tolist(), name=esc(measure), legendgroup=esc(measure), marker_color=color,
             showlegend=False,
-            error_y=_whiskers(g.auc, g.auc_ci_low.astype(float).tolist(), g.auc_ci_high.astype(float).tolist()),
+            error_y=error_bars(g.auc, g.auc_ci_low.astype(float).tolist(), g.auc_ci_high.astype(float).tolist(), thickness=1.3),
             hovertext=[f"{esc(d)} · {esc(measure)}<br>AUC {a:.3f} (95 % CI {lo:.3f}–{hi:.3f})<br>{int(n):,} sentences"
                        for d, a, lo, hi, n in zip(g.dataset, g.auc, g.auc_ci_low, g.auc_ci_high, g.strings)],
             hoverinfo="text"), row=1, col=2)

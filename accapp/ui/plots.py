@@ -355,13 +355,13 @@ def legend_below(fig: go.Figure, entries: int | None = None, lines: int | None =
     return fig
 
 
-def error_bars(acc, lo, hi) -> dict | None:
+def error_bars(acc, lo, hi, thickness: float = 1.5) -> dict | None:
     """Asymmetric error bars (plotly error_x / error_y) from intervals, or None without them."""
     if lo is None or hi is None:
         return None
     plus = [h - a if pd.notna(h) and pd.notna(a) else None for a, h in zip(acc, hi)]
     minus = [a - low if pd.notna(low) and pd.notna(a) else None for a, low in zip(acc, lo)]
-    return dict(type="data", symmetric=False, array=plus, arrayminus=minus, color="#343a40", thickness=1.5, width=3)
+    return dict(type="data", symmetric=False, array=plus, arrayminus=minus, color="#343a40", thickness=thickness, width=3)
 
 
 def ci_text(lo, hi, n=None) -> str:
