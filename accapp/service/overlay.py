@@ -15,10 +15,9 @@ per sentence, kept in a small cache, so a repeated pair costs nothing).
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 
 from accapp.service.host import get_state
+from accapp.service.probe_cache import BoundedCache
 
 LN2 = math.log(2.0)
 MODES = ("rank", "surprisal")
@@ -112,8 +111,7 @@ def counts(pieces: list[dict]) -> list[int]:
 
 # ------------------------------------------------------------------------------------------ the ranks of a pair
 _CACHE_SIZE = 256
-_cache: OrderedDict = OrderedDict()
-_lock = threading.Lock()
+_cache = BoundedCache(_CACHE_SIZE)  # pairs' ranks, least recently used dropped first
 
 
 def _token_ranks(engine, text: str, context: str) -> list[int]:
@@ -131,15 +129,11 @@ def pair_ranks(model_id: str, kind: str, good: str, bad: str, context: str = "",
     if kind != "causal":
         return None
     key = (model_id, good, bad, context or "")
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+    known = _cache.get(key)
+    if known is not None:
+        return known
     state = state or get_state()
     ranks = state.with_engine(model_id, _ranks_of, good, bad, context or "")
     if ranks is not None:
-        with _lock:
-            _cache[key] = ranks
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
+        _cache.put(key, ranks)
     return ranks
