@@ -2,7 +2,7 @@
 
 Starts ``python app.py`` on a free loopback port (the default model warmed, then one probe of another
 pair so that every method's first-use costs are paid), then STUDENTS visitors, each a gradio_client
-session of its own, all at once:
+session of its own that has opened the page (its load events run, as a browser runs them), all at once:
   (a) the same gallery pair, as a class clicking "Try it in the Probe tab" together (the gallery's
       event the page runs after the click);
   (b) each a different BLiMP pair (bench/typical.py's, one a paradigm), as the class typing its own
@@ -66,6 +66,19 @@ def connect(url: str):
     return Client(url, verbose=False, httpx_kwargs={"timeout": 600})
 
 
+def open_page(client) -> int:
+    """What a browser does when the page opens: the page's load events (a shared link's reading, none
+    here, so they fill nothing and run nothing). Gradio makes the visitor's session on its first event,
+    about 0.1 s of the server's CPU (a copy of every component's settings), so a class that opened the
+    page before the teacher says "click" has paid it already. Returns how many events it ran."""
+    loads = [dep["id"] for dep in client.config["dependencies"]
+             if any(target[1] == "load" for target in dep.get("targets") or [])]
+    for index in loads:
+        client.endpoints[index].is_valid = True
+        client.predict(fn_index=index)
+    return len(loads)
+
+
 def page_inputs(good: str, bad: str) -> list:
     """The Probe tab's inputs as the page sends them by default (every method): good, bad, model,
     second model, methods, unit, view, benchmark method, context."""
@@ -75,30 +88,61 @@ def page_inputs(good: str, bad: str) -> list:
     return [good, bad, DEFAULT_MODEL, "", method_ids("causal"), "bits", "words", "lp", ""]
 
 
-def student(client, index: int, inputs: list, start: threading.Barrier, poll: float, record: dict) -> None:
-    """Send one probe at the barrier; note when the first figures and the end came, and the queue places shown."""
-    from gradio_client.utils import Status
+def figure_position(client, index: int) -> int:
+    """Where the surprisal plot stands in the event's outputs as the server sends them (States
+    included; gradio_client's FIGURE counts without them)."""
+    kinds = {c["id"]: c.get("type") for c in client.config["components"]}
+    outputs = next(d for d in client.config["dependencies"] if d["id"] == index)["outputs"]
+    shown = [k for k, o in enumerate(outputs) if kinds.get(o) != "state"]
+    return shown[FIGURE]
 
-    start.wait()
-    t0 = time.perf_counter()
-    job = client.submit(*inputs, fn_index=index)
-    first, places, waited = None, [], False
-    while not job.done():
-        outs = job.outputs()
-        if first is None and any(o[FIGURE] is not None for o in outs if isinstance(o, (list, tuple))):
-            first = time.perf_counter() - t0
-        status = job.status()
-        if status.code == Status.IN_QUEUE:
-            waited = True
-            if status.rank is not None:
-                places.append(status.rank + 1)  # Gradio's rank counts from 0; the page shows it from 1
-        time.sleep(poll)
+
+def student(client, index: int, inputs: list, start: threading.Barrier, poll: float, record: dict) -> None:
+    """Send one probe at the barrier, as the page does: join the queue, then read the session's event
+    stream; note when the first figures and the end came, and the queue places shown. Plain HTTP on
+    one kept connection, so the thirty students cost the 2-core machine little beside the server
+    (gradio_client's job threads, a new TLS context a request, took about a core of their own).
+    poll: unused here, kept for the command line."""
+    import httpx
+
+    endpoint = client.endpoints[index]
+    figure = figure_position(client, index)
+    body = {"data": list(endpoint.insert_empty_state(*inputs)), "fn_index": index, "event_data": None,
+            "trigger_id": None, "session_hash": client.session_hash}
+    first, places, waited, error, done = None, [], False, None, False
+    with httpx.Client(timeout=600) as http:
+        start.wait()
+        t0 = time.perf_counter()
+        event_id = http.post(client.sse_data_url, json=body).raise_for_status().json()["event_id"]
+        with http.stream("GET", client.sse_url, params={"session_hash": client.session_hash}) as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                msg = json.loads(line[5:])
+                if msg.get("event_id") not in (None, event_id):
+                    continue
+                kind = msg.get("msg")
+                if kind == "estimation":
+                    waited = True
+                    if msg.get("rank") is not None:
+                        places.append(msg["rank"] + 1)  # Gradio's rank counts from 0; the page shows it from 1
+                elif kind in ("process_generating", "process_completed"):
+                    out = msg.get("output") or {}
+                    data = out.get("data") or []
+                    if first is None and len(data) > figure and data[figure] not in (None, []):
+                        first = time.perf_counter() - t0  # a whole value, or a stream's change to it
+                    if kind == "process_completed":
+                        if not msg.get("success", False):
+                            error = f"error: {str(out.get('error'))[:200]}"
+                        elif first is None:
+                            error = "no figure in the result"
+                        done = True
+                        break
+                elif kind == "close_stream":
+                    break
     full = time.perf_counter() - t0
-    try:
-        out = job.result()
-        error = None if out and out[FIGURE] is not None else f"no figure in the result: {str(out)[:200]}"
-    except Exception as exc:  # noqa: BLE001 - reported
-        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+    if not done and error is None:
+        error = "the stream closed before the result"
     record.update(first_s=first if first is not None else full, full_s=full, waited=waited,
                   place=max(places) if places else None, error=error)
 
@@ -138,6 +182,7 @@ def run_mode(name: str, env: dict, students: int, gallery_pair: tuple[str, str],
         warm_client.submit(*page_inputs(*warm), fn_index=event_index(warm_client, PROBE_EVENT)).result(timeout=900)
         with ThreadPoolExecutor(4) as pool:  # a page each; opened before the clock starts, a few at a time
             made = list(pool.map(lambda _: connect(url), range(students)))
+            list(pool.map(open_page, made))
         gallery_index = event_index(made[0], GALLERY_EVENT)
         probe_index = event_index(made[0], PROBE_EVENT)
         for c in made[1:]:

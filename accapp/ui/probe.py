@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import gradio as gr
@@ -198,6 +199,25 @@ def view_note(report: dict | None, view: str) -> str:
     return (f"Surprisal of each word: {rule}" if rule else "Surprisal of each word.") + zh
 
 
+class Saved(Mapping):
+    """A probe's results as the `saved` State holds them: read-only, shared by every visitor of a kept
+    gallery answer. Gradio hashes a State that has change listeners before and after every step
+    (utils.deep_hash, a sha256 for each of its ~10,000 numbers, tens of ms on a busy Space); a
+    mapping that is not a dict is hashed by its identity, and each step's results are a new object."""
+
+    def __init__(self, results: Mapping) -> None:
+        self._results = results
+
+    def __getitem__(self, key):
+        return self._results[key]
+
+    def __iter__(self):
+        return iter(self._results)
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+
 def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures: bool = True, waiting: str = ""):
     """Every output of a probe, rendered from `saved` ({"reports": [a, b or None], ...});
     figures=False keeps the figures (a later stage: words and tokens are the first stage's).
@@ -217,7 +237,7 @@ def _outputs(saved: dict | None, unit: str, view: str, status: str = "", figures
     pll = a.get("pll") if a else None
     return (status, view_note(a, view), *ra, gr.update(visible=b is not None or two), *rb,
             gr.update(value=plots.pll_figure(pll, unit) if pll else None, visible=bool(pll)),
-            table, saved)
+            table, saved if saved is None or isinstance(saved, Saved) else Saved(saved))
 
 
 def _stop_outputs(message: str):
