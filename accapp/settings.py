@@ -48,8 +48,9 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     # ---- the app's queues and limits (accapp/service/file_jobs.py, accapp/ui/queues.py, accapp/service/host.py,
     # accapp/ui/app.py)
-    Setting("ACCAPP_PROBE_CONCURRENCY", "int", 16, "probes, prompts and `/probe` calls running at once (their own "
-            "queue; also the limit of Explore's events); its old name `ACCAPP_CONCURRENCY` is still read", 1, 256,
+    Setting("ACCAPP_PROBE_CONCURRENCY", "int", 16, "events running at once in each queue but the file jobs' "
+            "(Explore's included); the probe queue (probes, prompts, `/probe`) admits this or two `ACCAPP_PROBE_BATCH` "
+            "batches, whichever is more; its old name `ACCAPP_CONCURRENCY` is still read", 1, 256,
             old_name="ACCAPP_CONCURRENCY"),
     Setting("ACCAPP_PROBE_BATCH", "int", 16, "waiting probes for one model scored together, at most this many an "
             "engine call", 1, 256),
