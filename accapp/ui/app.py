@@ -33,6 +33,7 @@ settings.switch_default("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home: t
 import gradio as gr  # noqa: E402
 from gradio.components.api_component import Api as ApiInput  # noqa: E402  (gr.api's inputs)
 
+from accapp.benchmarks import BUILTIN, language_name  # noqa: E402
 from accapp.errors import UserError, escape_controls, is_control  # noqa: E402
 from accapp.files import DISK_FULL_MESSAGE, is_disk_full  # noqa: E402
 from accapp.service import file_jobs, gpu  # noqa: E402
@@ -41,7 +42,7 @@ from accapp.service.host import get_state, stop_and_exit  # noqa: E402
 from accapp.service.messages import message_of  # noqa: E402
 from accapp.service.score_file import MAX_UPLOAD_BYTES  # noqa: E402
 from accapp.ui import about, cite, design_view, explore, gallery, gradio_internals, links, probe, queues, score_file  # noqa: E402
-from accapp.ui.common import CSS  # noqa: E402
+from accapp.ui.common import CSS, esc  # noqa: E402
 from accapp.ui.queues import PROBE_QUEUE  # noqa: E402
 
 MAX_REQUEST_BYTES = settings.integer("ACCAPP_MAX_REQUEST_KB") * 1024  # a request body other than an upload
@@ -54,12 +55,20 @@ MAX_REFUSAL_CHARS = 200  # what a refused input's message keeps of Gradio's (whi
 log = logging.getLogger("accapp.ui")
 
 TITLE = "Acceptability Explorer"
-HEADER = (
-    "<div class='acc-header'><h1>🧪 Acceptability Explorer</h1>"
-    "<p>What does a language model know about grammar? Give it a minimal pair, an acceptable sentence and an "
-    "unacceptable one, and see how every acceptability-judgment method from four recent papers decides between "
-    "them, token by token, next to how each method does on BLiMP (English) and CLiMP (Chinese).</p></div>"
-)
+
+
+def header_html() -> str:
+    """The page's first words: what the app does, and the shipped benchmarks by language (from their descriptor)."""
+    by_language: dict[str, list[str]] = {}
+    for bench in BUILTIN.values():
+        by_language.setdefault(language_name(bench.name), []).append(bench.label)
+    benches = "; ".join(f"{', '.join(labels)} ({language})" for language, labels in by_language.items())
+    return ("<div class='acc-header'><h1>🧪 Acceptability Explorer</h1>"
+            "<p>What does a language model know about grammar? Give it a minimal pair, an acceptable sentence and "
+            "an unacceptable one, and see how every acceptability-judgment method from four recent papers decides "
+            f"between them, token by token, next to how each method does on the benchmarks: {esc(benches)}.</p></div>")
+
+
 
 
 def private_temp_dir() -> str:
@@ -331,7 +340,7 @@ def build_app() -> gr.Blocks:
     private_temp_dir()
     # Uploads and result files older than an hour are removed every 30 minutes (and all at exit).
     with CheckedBlocks(title=TITLE, analytics_enabled=False, delete_cache=(1800, 3600)) as demo:
-        gr.HTML(HEADER)
+        gr.HTML(header_html())
         # overflow_behavior="wrap": on a phone the six tabs wrap onto two lines, every label in view
         # (Gradio's default hides those that do not fit behind an unlabelled "•••")
         with gr.Tabs(selected="probe", elem_id="main-tabs", overflow_behavior="wrap") as tabs:
