@@ -63,14 +63,24 @@ def wait_probe_done(page) -> None:
 
 
 def click_a_point(page, scatter_id: str) -> dict:
-    """Click the most isolated point of the scatter; returns its pair (customdata)."""
+    """Click the most isolated point of the scatter; returns its pair (customdata). The view may be drawn
+    again meanwhile (Explore's own render ends and the ratings view follows its model): while it is, Gradio's
+    progress overlay covers the plot and the click would reach nothing, so the point is found again until
+    plotly shows its hover label under the mouse (it answers a click on the point it hovers)."""
     page.locator(f"#{scatter_id}").scroll_into_view_if_needed()
-    page.wait_for_function(f"() => ({ISOLATED_POINT})('{scatter_id}') !== null")
-    point = page.evaluate(ISOLATED_POINT, scatter_id)
-    assert point["gap"] > 6, point  # no other point within 6 px
-    page.mouse.move(point["x"], point["y"])
-    page.mouse.click(point["x"], point["y"])
-    return point
+    for _ in range(20):
+        page.wait_for_function(f"() => ({ISOLATED_POINT})('{scatter_id}') !== null")
+        point = page.evaluate(ISOLATED_POINT, scatter_id)
+        assert point["gap"] > 6, point  # no other point within 6 px
+        page.mouse.move(point["x"], point["y"])
+        try:
+            page.wait_for_selector(f"#{scatter_id} .hoverlayer .hovertext", state="attached", timeout=5_000)
+        except Exception:  # noqa: BLE001 - covered while drawn again: find the point anew
+            page.mouse.move(0, 0)
+            continue
+        page.mouse.click(point["x"], point["y"])
+        return point
+    raise AssertionError(f"no hover label on {scatter_id}'s point after 20 tries")
 
 
 def test_a_rated_file_shows_r_scatter_and_opens_a_pair(page, tmp_path):

@@ -5,6 +5,8 @@ Llama with SmolLM2's tokenizer; the many-pairs table and its CSV (service/export
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import csv
 import io
 import math
@@ -140,7 +142,7 @@ def test_probe_api_reports_the_region_and_the_context(tiny_state):
 def test_the_probe_tab_shows_the_region_in_its_unit(tiny_state):
     *_, last = probe_ui.run_probe("These casseroles [[disgust]] Kayla.", BAD, DEFAULT_MODEL, "", ["lp", "mean_lp"],
                                   "nats", "words", "lp", None, None, "Kayla cooked all week.")
-    saved = next(o for o in last if isinstance(o, dict) and "reports" in o)  # the tab's saved state
+    saved = next(o for o in last if isinstance(o, Mapping) and "reports" in o)  # the tab's saved state (read-only)
     report = saved["reports"][0]
     _check_sums(report)
     html = region_view.extras_html(saved, "nats")

@@ -273,7 +273,10 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
             else:
                 done = not stage.pending
                 box = context_after(models[0], bench_method, meta, good, bad, stage.saved) if done else gr.update()
-                yield (*_outputs(stage.saved, unit, view, pending_html(stage.pending), figures=stage.first,
+                status = pending_html(stage.pending)
+                if stage.first:  # marked again: a known answer comes ms after the first note, which the page may miss
+                    status = f"<div class='{STARTED}'></div>{status}"
+                yield (*_outputs(stage.saved, unit, view, status, figures=stage.first,
                                  waiting=busy_html(_loading_text(stage.loading))),
                        meta, pair_label(meta), box)
     except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
