@@ -5,11 +5,10 @@ Llama with SmolLM2's tokenizer; the many-pairs table and its CSV (service/export
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import csv
 import io
 import math
+from collections.abc import Mapping
 
 import pytest
 
