@@ -17,7 +17,7 @@ The page's events are private to API clients (the app lists only /probe and the 
 browser joins them by their index, and so does this script: gradio_client is told the two events are
 callable on its side, nothing changes on the server.
 
-    python bench/class_load.py [--students 30] [--only cached|uncached] [--poll 0.02] [--env NAME=VALUE ...]
+    python bench/class_load.py [--students 30] [--only cached|uncached] [--env NAME=VALUE ...]
 
 ``--env`` sets an app setting on both servers (ACCAPP_PROBE_CONCURRENCY=32, to try a limit).
 
@@ -97,12 +97,11 @@ def figure_position(client, index: int) -> int:
     return shown[FIGURE]
 
 
-def student(client, index: int, inputs: list, start: threading.Barrier, poll: float, record: dict) -> None:
+def student(client, index: int, inputs: list, start: threading.Barrier, record: dict) -> None:
     """Send one probe at the barrier, as the page does: join the queue, then read the session's event
     stream; note when the first figures and the end came, and the queue places shown. Plain HTTP on
     one kept connection, so the thirty students cost the 2-core machine little beside the server
-    (gradio_client's job threads, a new TLS context a request, took about a core of their own).
-    poll: unused here, kept for the command line."""
+    (gradio_client's job threads, a new TLS context a request, took about a core of their own)."""
     import httpx
 
     endpoint = client.endpoints[index]
@@ -154,11 +153,11 @@ def stats(values: list[float]) -> dict:
             "max_s": round(max(values), 3)}
 
 
-def scenario(clients: list, index: int, pairs: list[tuple[str, str]], poll: float) -> dict:
+def scenario(clients: list, index: int, pairs: list[tuple[str, str]]) -> dict:
     """Every client sends its pair at once: the first figures' and the full result's p50 / p95."""
     records = [{} for _ in clients]
     gate = threading.Barrier(len(clients))
-    threads = [threading.Thread(target=student, args=(c, index, page_inputs(*pairs[k % len(pairs)]), gate, poll,
+    threads = [threading.Thread(target=student, args=(c, index, page_inputs(*pairs[k % len(pairs)]), gate,
                                                       records[k])) for k, c in enumerate(clients)]
     t0 = time.perf_counter()
     for t in threads:
@@ -173,8 +172,8 @@ def scenario(clients: list, index: int, pairs: list[tuple[str, str]], poll: floa
             "errors": [r["error"] for r in records if r.get("error")][:5]}
 
 
-def run_mode(name: str, env: dict, students: int, gallery_pair: tuple[str, str], different: list, warm: tuple,
-             poll: float) -> dict:
+def run_mode(name: str, env: dict, students: int, gallery_pair: tuple[str, str], different: list,
+             warm: tuple) -> dict:
     with tempfile.TemporaryDirectory() as tmp, app_running(Path(tmp) / "server.log", preload=True, extra_env=env) as (
             _, url, startup):
         print(f"  [{name}] server up in {startup:.1f} s; warming", flush=True)
@@ -188,10 +187,10 @@ def run_mode(name: str, env: dict, students: int, gallery_pair: tuple[str, str],
         for c in made[1:]:
             event_index(c, GALLERY_EVENT), event_index(c, PROBE_EVENT)
         print(f"  [{name}] (a) {students} students, one gallery pair", flush=True)
-        a = scenario(made, gallery_index, [gallery_pair], poll)
+        a = scenario(made, gallery_index, [gallery_pair])
         print(f"  [{name}]     {json.dumps(a)}", flush=True)
         print(f"  [{name}] (b) {students} students, {len(different)} different pairs", flush=True)
-        b = scenario(made, probe_index, different, poll)
+        b = scenario(made, probe_index, different)
         print(f"  [{name}]     {json.dumps(b)}", flush=True)
     return {"gallery": a, "different": b, "startup_s": round(startup, 2)}
 
@@ -200,7 +199,6 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, default=30)
     ap.add_argument("--only", choices=("cached", "uncached"), default=None, help="one of the two runs only")
-    ap.add_argument("--poll", type=float, default=0.02, help="how often a student looks at its job (s)")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="an app setting on both servers")
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.env)
@@ -213,7 +211,7 @@ def main() -> int:
     res = {}
     for name, env in modes.items():
         if args.only in (None, name):
-            res[name] = run_mode(name, env, args.students, (first["good"], first["bad"]), different, warm, args.poll)
+            res[name] = run_mode(name, env, args.students, (first["good"], first["bad"]), different, warm)
     res.update(students=args.students, gallery_pair=first["id"], env=extra, cpus=os.cpu_count(),
                load_average=[round(x, 2) for x in os.getloadavg()], goals=GOALS)
     print(f"class load · {args.students} students · every method · gallery pair {first['id']} · "

@@ -69,8 +69,6 @@ def header_html() -> str:
             f"between them, token by token, next to how each method does on the benchmarks: {esc(benches)}.</p></div>")
 
 
-
-
 def private_temp_dir() -> str:
     """Gradio's upload and cache folder: a private temporary one, removed at exit (unless set by the user)."""
     if not settings.gradio_temp_dir():
