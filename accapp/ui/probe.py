@@ -534,8 +534,8 @@ SCROLL_JS = f"""(s) => {{
 def build() -> ProbeTab:
     gr.HTML(intro(
         "Probe a minimal pair",
-        "Type an acceptable sentence and a minimally different unacceptable one, or pick a pair from BLiMP "
-        "(English) or CLiMP (Chinese). The answer comes first: LP, the benchmark standard, then one vote per "
+        "Type an acceptable sentence and a minimally different unacceptable one, or pick a pair from one of "
+        "the benchmarks (English and Chinese). The answer comes first: LP, the benchmark standard, then one vote per "
         "method by family. Below, how surprised the model is by each word, and every method's verdict."))
     meta = gr.State(None)
     saved = gr.State(None)
