@@ -12,6 +12,12 @@ ENV PYTHONUNBUFFERED=1 \
     ACCAPP_CACHE=/home/user/.cache/accapp \
     HF_HOME=/home/user/.cache/huggingface
 
+# jemalloc: the app restarts itself on it at start, so that an unloaded model's memory goes back to the
+# system (accapp/models/release.py); without it the app runs on glibc's allocator.
+# Not pinned: the base image's Debian release decides the revision, and jemalloc 5's ABI does not change.
+# hadolint ignore=DL3008
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*
+
 # Spaces run the container as uid 1000.
 RUN useradd --create-home --uid 1000 user \
  && mkdir -p /home/user/app && chown 1000:1000 /home/user/app

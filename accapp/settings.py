@@ -85,6 +85,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ACCAPP_LARGE_MODEL_PARAMS", "float", 1e9, "on the CPU models above this load in bf16, or 4-bit NF4 where "
             "bf16 does not fit; on CUDA models from this size load in 4-bit NF4, smaller ones in bf16", 1e6, 1e13,
             group="models"),
+    Setting("ACCAPP_ALLOCATOR_RESTART", "flag", True, "`0`: `python app.py` keeps the interpreter's own allocators. "
+            "By default, on Linux, it restarts itself once at start with Python's objects on the C allocator "
+            "(`PYTHONMALLOC=malloc`) and jemalloc where it is installed (else glibc's, `MALLOC_ARENA_MAX=2`), so that "
+            "an unloaded model's memory goes back to the system; not where `PYTHONMALLOC` is already set",
+            group="models"),
     Setting("ACCAPP_EXTRA_MODELS", "list", "", "the Space owner's allowlist beside the registry: comma-separated hub "
             "ids or paths", group="models"),
     Setting("ACCAPP_ALLOW_ANY_MODEL", "flag", False, "`1`: any hub id, folder or .gguf file (a local run, never a "
@@ -197,6 +202,21 @@ TRUE_WORDS = ("1", "true", "yes", "on")  # huggingface_hub's rule for its flags 
 def hub_offline() -> bool:
     """HF_HUB_OFFLINE is set (huggingface_hub's own switch): never try the hub."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in TRUE_WORDS
+
+
+def python_allocator() -> str:
+    """PYTHONMALLOC: the allocator Python's objects use ('' when unset: Python's own, pymalloc)."""
+    return os.environ.get("PYTHONMALLOC", "").strip()
+
+
+def preloaded() -> str:
+    """LD_PRELOAD: the libraries the dynamic linker loads first ('' when none)."""
+    return os.environ.get("LD_PRELOAD", "").strip()
+
+
+def environment_with(defaults: dict[str, str]) -> dict[str, str]:
+    """This process's environment with `defaults` added where the user set none (for a child or an exec)."""
+    return {**defaults, **os.environ}
 
 
 def hf_token() -> str | None:

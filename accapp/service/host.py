@@ -157,7 +157,7 @@ class ModelThread:
         return future
 
     def _run(self) -> None:
-        from accapp.models.release import release_freed_memory
+        from accapp.models.release import release_idle_memory
 
         worked = False  # a job ran since the freed memory was last given back
         while True:
@@ -170,7 +170,7 @@ class ModelThread:
                         continue
                     self._busy = worked = True
             if future is None:
-                release_freed_memory()
+                release_idle_memory()
                 worked = False
                 continue
             try:
@@ -410,6 +410,12 @@ class AppState:
     def loaded_models(self) -> list[dict]:
         """The models loaded now, least recently used first (id, dtype, quantization, bytes, idle_s)."""
         return self.pool.loaded()
+
+    def allocator(self) -> str:
+        """The allocators the process runs on, in words (accapp.models.release)."""
+        from accapp.models.release import allocator_in_use
+
+        return allocator_in_use()
 
     def preload(self, model_id: str = DEFAULT_MODEL) -> threading.Thread:
         """Load a model in the background (the app warms the default model at start)."""

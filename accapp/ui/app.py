@@ -304,7 +304,7 @@ def refusal(block_fn, inputs, exc: Exception) -> gr.Error:
 
 def status() -> dict:
     """The app's load and memory: the models loaded (least recently used first, with the memory each
-    is counted for), the memory budget, this process's resident memory, the file jobs queued, and
+    is counted for), the memory budget, this process's resident memory and its allocators, the file jobs queued, and
     whether the `spaces` package is imported and the app runs on ZeroGPU."""
     state = get_state()
     try:
@@ -314,6 +314,7 @@ def status() -> dict:
     except Exception:  # noqa: BLE001 - psutil is optional
         rss = None
     return {"models": state.loaded_models(), "memory_budget_bytes": state.pool.budget, "rss_bytes": rss,
+            "allocator": state.allocator(),
             "gpu": {"spaces": gpu.spaces is not None, "zero_gpu": gpu.on_zero_gpu()},
             "file_jobs": file_queue().counts(),
             "limits": {"probe_concurrency": queues.PROBE_CONCURRENCY, "probe_queue_limit": queues.PROBE_QUEUE_LIMIT,
@@ -393,7 +394,7 @@ def main() -> None:
             warmup.join()
     from starlette.middleware import Middleware
 
-    log.info("limits: %s", json.dumps(status()["limits"]))
+    log.info("limits: %s; memory: %s", json.dumps(status()["limits"]), get_state().allocator())
     demo.launch(server_name=host, server_port=port, theme=theme(), css=CSS, show_error=False, ssr_mode=False,
                 footer_links=["api", "settings"], max_file_size=MAX_UPLOAD_BYTES, state_session_capacity=SESSIONS,
                 max_threads=queues.MAX_THREADS, app_kwargs={"middleware": [Middleware(BoundedRequests, events=frozenset(demo.fns))]})
