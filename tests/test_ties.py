@@ -9,8 +9,8 @@ verdict does not depend on what else was scored in the same batch.
 - BLiMP pairs with every method, scored alone (one pair a call, as the probe does) and in one
   batched call (as the runner does): per method, the drift in its terms' units, below its
   tolerance; a verdict changes only on the edge, rarely. 500 pairs (-m heavy: where the constants
-  in methods.json come from, `python3 -m pytest -m heavy tests/test_ties.py`); CI runs every 20th
-  of them (25 pairs, 25 paradigms, every method).
+  in methods.json come from, `python3 -m pytest -m heavy tests/test_ties.py`); CI runs every 25th
+  of them (20 pairs, 20 paradigms, every method).
 """
 
 from __future__ import annotations
@@ -170,18 +170,18 @@ def _sample(blimp, n: int):
 
 @pytest.fixture(scope="module")
 def ci_pairs(smollm, blimp):
-    """CI's part of the 500 pairs: every 20th (25 pairs from 25 paradigms), each scored alone and
+    """CI's part of the 500 pairs: every 25th (20 pairs from 20 paradigms), each scored alone and
     batched with every method, once for the two tests below: [(good, alone, batched)]."""
-    sample = _sample(blimp, 500).iloc[::20]
-    assert len(sample) == 25 and sample.paradigm.nunique() == 25
+    sample = _sample(blimp, 500).iloc[::25]
+    assert len(sample) == 20 and sample.paradigm.nunique() == 20
     return list(_alone_and_batched(smollm, sample))
 
 
 @pytest.mark.slow
 def test_pairs_alone_and_batched_give_the_same_verdicts(ci_pairs):
-    """CI's part of the 500-pair test: 25 pairs from 25 paradigms, every method, 1,275 judgments:
-    the same rule as the 500, on a quarter of the 100 pairs CI used to run."""
-    _check_alone_against_batched(ci_pairs, "25")
+    """CI's part of the 500-pair test: 20 pairs from 20 paradigms, every method, 1,020 judgments:
+    the same rule as the 500, on a fifth of the 100 pairs CI used to run."""
+    _check_alone_against_batched(ci_pairs, "20")
 
 
 @pytest.mark.slow
@@ -190,9 +190,9 @@ def test_alone_and_batched_equal_the_naive_scorer_on_8_pairs_every_method(smollm
     forward pass per string, float64 log-softmax, no batching, no packing, no prefix sharing), within the
     method's tie tolerance (the same rule as alone against batched): the first 8 of CI's pairs (8 paradigms),
     every causal method and template, on the real SmolLM2, the probe's path (a pair alone) and the runner's
-    (25 pairs batched) both. Float32 noise is all that is left: at most 2.4e-4 nats on a -100-nat sentence
+    (20 pairs batched) both. Float32 noise is all that is left: at most 2.4e-4 nats on a -100-nat sentence
     (measured, against the float64 truth too), 1e-3 nats at -70 nats being the bound the tolerances keep.
-    8, not 25: the naive baseline runs 54 full passes a pair (docs/performance.md, "The test suite's time");
+    8, not 20: the naive baseline runs 54 full passes a pair (docs/performance.md, "The test suite's time");
     breadth is covered elsewhere: the tiny models on every method (test_tiny_engine.py), the float64
     reference on 50 pairs' LPs (test_causal_scorer.py). Gemma's case: test_causal_scorer.py's batched
     against one at a time."""
@@ -239,8 +239,8 @@ def _masked_alone_and_batched(splade_bert, sample):
 
 @pytest.mark.slow
 def test_masked_pairs_alone_and_batched_give_the_same_verdicts(splade_bert, blimp):
-    """The same rule for the four PLLs, on a trained masked LM (SPLADE-tiny: tests/conftest.py): CI's 25
-    pairs, each scored alone and in one batch of copies (other pairs' copies beside it, other padding)."""
+    """The same rule for the four PLLs, on a trained masked LM (SPLADE-tiny: tests/conftest.py): every
+    20th of the 500 pairs (25), each scored alone and in one batch of copies (other pairs' copies beside it, other padding)."""
     sample = _sample(blimp, 500).iloc[::20]
     figures = _check_alone_against_batched(_masked_alone_and_batched(splade_bert, sample), "25-masked")
     assert set(figures["drift"]) == {m for m, d in descriptors().items() if d.kind == "masked"}
@@ -261,6 +261,6 @@ def test_500_pairs_alone_and_batched_give_the_same_verdicts(smollm, blimp):
     in one call (as the runner): the measurement the tie constants in methods.json come from."""
     sample = _sample(blimp, 500)
     assert len(sample) == 500
-    # CI's 25 first, then the rest in the same stride: the pairs so far always span the paradigms
+    # every 20th first, then the rest in the same stride: the pairs so far always span the paradigms
     sample = pd.concat([sample.iloc[k::20] for k in range(20)])
     _check_alone_against_batched(_alone_and_batched(smollm, sample), "500")
