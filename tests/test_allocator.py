@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +23,6 @@ print(json.dumps({"pid": os.getpid(), "argv": sys.orig_argv[-1], "python": os.en
 
 
 def run(extra: str = "", **env) -> dict:
-    import os
-
     base = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "LD_PRELOAD", "MALLOC_CONF",
                                                              "MALLOC_ARENA_MAX", "ACCAPP_ALLOCATOR_RESTART")}
     proc = subprocess.Popen([sys.executable, "-c", SHOW, extra], cwd=ROOT, env={**base, **env},

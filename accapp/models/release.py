@@ -86,7 +86,7 @@ def restart_with_returning_allocator() -> None:
 def allocator_in_use() -> str:
     """The allocators this process runs on, in words (the app's log at start)."""
     python = settings.python_allocator() or "pymalloc"
-    c = "jemalloc" if "jemalloc" in settings.preloaded() else "glibc"
+    c = "jemalloc" if _jemalloc_mallctl() is not None else "glibc"  # the symbol, as release_freed_memory asks it
     return f"Python objects: {python}; C: {c}"
 
 

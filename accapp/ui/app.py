@@ -394,7 +394,8 @@ def main() -> None:
             warmup.join()
     from starlette.middleware import Middleware
 
-    log.info("limits: %s; memory: %s", json.dumps(status()["limits"]), get_state().allocator())
+    now = status()
+    log.info("limits: %s; memory: %s", json.dumps(now["limits"]), now["allocator"])
     demo.launch(server_name=host, server_port=port, theme=theme(), css=CSS, show_error=False, ssr_mode=False,
                 footer_links=["api", "settings"], max_file_size=MAX_UPLOAD_BYTES, state_session_capacity=SESSIONS,
                 max_threads=queues.MAX_THREADS, app_kwargs={"middleware": [Middleware(BoundedRequests, events=frozenset(demo.fns))]})
