@@ -2,6 +2,7 @@
 
     python bench/host_cost.py                       # 200 BLiMP pairs, SmolLM2, LP alone and every method
     python bench/host_cost.py --pairs 20 --threads 1
+    python bench/host_cost.py --device cuda --dtype bf16   # on a GPU (docs/gpu-runbook.md)
 
 Scores a seeded sample of BLiMP pairs (bench/perf.py's: a few pairs a paradigm, seed 0) with the
 engine, blocks of accapp.public.CHUNK pairs as the Python API sends them, first with LP alone, then
@@ -17,7 +18,8 @@ with timing hooks only, so the script runs unchanged on an older tree:
 - host: the rest of the wall time (tokenising, rendering prompts, building requests and rows,
   packing, copying results, each method's score).
 
-Each figure is milliseconds per pair. The last line printed is one JSON object: lp_host_ms,
+On CUDA each hook waits for the GPU first (torch.cuda.synchronize), so a kernel still running is counted
+where it was launched; the engine waits for every pass's results anyway. Each figure is milliseconds per pair. The last line printed is one JSON object: lp_host_ms,
 all_host_ms, lp_forward_ms, lp_projection_ms, all_forward_ms, all_projection_ms (and the wall
 times), pairs, threads, the tree's commit. Beside each host figure, *_host_cpu_ms: the calling
 thread's CPU time outside the forward and the projection (the host's work runs on that thread), which
@@ -49,7 +51,8 @@ WARM_UP = [("The cat sleeps.", "The cat sleep."), ("Some dogs were barking loudl
 class Clock:
     """Seconds spent inside one kind of call, the outermost of nested calls counted once."""
 
-    def __init__(self) -> None:
+    def __init__(self, cuda: bool = False) -> None:
+        self.sync = torch.cuda.synchronize if cuda else (lambda: None)  # GPU work ends inside the call it began in
         self.seconds = self.cpu = 0.0
         self.calls = 0
         self._depth = 0
@@ -57,12 +60,14 @@ class Clock:
 
     def enter(self) -> None:
         if self._depth == 0:
+            self.sync()
             self._start, self._start_cpu = time.perf_counter(), time.thread_time()
         self._depth += 1
 
     def leave(self) -> None:
         self._depth -= 1
         if self._depth == 0:
+            self.sync()
             self.seconds += time.perf_counter() - self._start
             self.cpu += time.thread_time() - self._start_cpu
             self.calls += 1
@@ -130,11 +135,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--model", default=MODEL)
     ap.add_argument("--skip-all", action="store_true", help="LP alone only (a quick look)")
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: the engine's choice)")
+    ap.add_argument("--dtype", default="fp32", help="fp32, bf16 or fp16")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    engine = build_engine(args.model)
-    forward, projection = Clock(), Clock()
+    engine = build_engine(args.model, args.dtype, device=args.device)
+    cuda = str(engine.lm.device).startswith("cuda")
+    forward, projection = Clock(cuda), Clock(cuda)
     forward.hook_module(engine.lm.model.base_model)
     projection.hook_module(engine.lm.model.get_output_embeddings())
     projection.wrap(engine.scorer, "_logprobs_of")
@@ -142,7 +150,8 @@ def main() -> None:
     warm = [engine.check_pair(g, b) for g, b in WARM_UP]
     engine.score_pairs(warm, None)
     pairs = sample_pairs(args.pairs)
-    out: dict = {"model": args.model, "pairs": len(pairs), "threads": torch.get_num_threads(), "commit": commit()}
+    out: dict = {"model": args.model, "pairs": len(pairs), "threads": torch.get_num_threads(), "commit": commit(),
+                 "device": torch.cuda.get_device_name() if cuda else "cpu", "dtype": args.dtype}
     lp = run(engine, pairs, ["lp"], forward, projection)
     print("lp", json.dumps(lp), flush=True)
     out.update({f"lp_{k}": v for k, v in lp.items()})
@@ -150,6 +159,9 @@ def main() -> None:
         every = run(engine, pairs, None, forward, projection)
         print("all", json.dumps(every), flush=True)
         out.update({f"all_{k}": v for k, v in every.items()})
+    for kind in ("lp", "all"):
+        if f"{kind}_wall_ms" in out:
+            out[f"{kind}_pairs_per_s"] = round(1000 / out[f"{kind}_wall_ms"], 1)
     print(json.dumps(out))
 
 

@@ -4,14 +4,15 @@
 #   stage K                 take chunk .gpu/cK in (scripts/gpu/stage.py); exits 3 on a fresh machine, 4 when the
 #                           payload's wheels are for another Python
 #   smoke                   the CUDA path on a tiny random model (scripts/gpu/smoke.py)
-#   app                     the app on the GPU, one /probe, where it ran (scripts/gpu/app_probe.py)
+#   app                     the app on the GPU, /probe with every method, where it ran (scripts/gpu/app_probe.py)
+#   host                    bench/host_cost.py on CUDA: 200 BLiMP pairs, LP and every method in fp32, LP in bf16
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
 #   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid);
 #                           PROCS auto: as many as the GPU's free memory takes now (scripts/gpu/procs.py);
 #                           resumed from .gpu/resume/MODEL__BENCH.parquet where a call carries it (scripts/gpu/resume_full.py)
 #   full-status             the background runs' progress
 #   pause | resume          stop / continue the background runs (while timing something else)
-#   finish MODEL BENCH      stop the background runs; merge them here (over the carried resume file), the consolidated
+#   finish MODEL BENCH      stop that benchmark's background runs (others run on); merge them here (over the carried resume file), the consolidated
 #                           file -> $OUT in 15 MB pieces with its manifest and SHA-256, logs -> $OUT/logs.txt
 #   collect                 stop the background runs; logs -> $OUT/logs.txt, the unit files -> 15 MB pieces, the first 6 -> $OUT
 #   more K                  pieces K.. of the last collect -> $OUT
@@ -23,9 +24,11 @@ OUT=${OUT:-/tmp/out}
 RUNS=/tmp/runs
 step=$1; shift
 stop_runs() {  # continue the paused, interrupt, then kill what is left; the logs' tails and the GPU use -> $OUT/logs.txt
-  pkill -CONT -f "[a]ccapp bench"; pkill -INT -f "[a]ccapp bench"; sleep 5; pkill -KILL -f "[a]ccapp bench"
-  pkill -f "[n]vidia-smi --query-gpu=timestamp"
-  { for f in /tmp/full-*.log; do echo "== $f"; tail -c 2000 "$f" | tr '\r' '\n' | tail -5; done
+  # $1: only the runs whose command line matches (a model and benchmark); the GPU sampling stops with the last run.
+  local runs="[a]ccapp bench${1:+.*$1}" logs="/tmp/full-${2:-*}.log"
+  pkill -CONT -f "$runs"; pkill -INT -f "$runs"; sleep 5; pkill -KILL -f "$runs"
+  pgrep -f "[a]ccapp bench" >/dev/null || pkill -f "[n]vidia-smi --query-gpu=timestamp"
+  { for f in $logs; do echo "== $f"; tail -c 2000 "$f" | tr '\r' '\n' | tail -5; done
     echo "== gpu use (timestamp, utilization, memory)"; cat /tmp/gpu-use.csv 2>/dev/null; } > "$OUT/logs.txt"
   echo "unit files: $(find "$RUNS" -name '*.parquet' | wc -l)"
 }
@@ -39,6 +42,12 @@ case $step in
   machine) python3 scripts/gpu/machine.py | tee "$OUT/machine.json" /tmp/machine.json; nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv ;;
   smoke) python3 scripts/gpu/smoke.py ;;
   app) python3 scripts/gpu/app_probe.py "$@" ;;
+  host)
+    for run in "fp32" "bf16 --skip-all"; do
+      set -- $run
+      python3 bench/host_cost.py --device cuda --dtype "$@" 2>&1 | grep -v -E "Loading weights|de-quantizing|it/s\]$" \
+        | tee "$OUT/host-cuda-$1.txt" | tail -1
+    done ;;
   agree)
     model=$1 bench=$2 n=$3; shift 3
     dir=/tmp/agree-$model-$bench; mkdir -p "$dir"
@@ -80,7 +89,7 @@ case $step in
     # file (float32 scores: a whole BLiMP is about 26 MB), back in 15 MB pieces; on the CPU machine:
     #   cat MODEL__BENCH.parquet.?? > .gpu/resume/MODEL__BENCH.parquet && sha256sum -c (docs/gpu-runbook.md)
     model=$1 bench=$2; name="${model}__${bench}"
-    stop_runs
+    stop_runs "--model $model --benchmark $bench " "$model-$bench-*"
     previous=(); [ -f ".gpu/resume/$name.parquet" ] && previous=(--previous ".gpu/resume/$name.parquet")
     rm -rf /tmp/merged
     python3 scripts/gpu/merge_full.py --runs "$RUNS" --model "$model" --benchmark "$bench" --out /tmp/merged \
