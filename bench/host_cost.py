@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -122,6 +123,9 @@ def run(engine, pairs, methods, forward: Clock, projection: Clock) -> dict:
 
 
 def commit() -> str:
+    """The tree's commit: ACCAPP_COMMIT where set (a GPU lease's tree travels without its .git), else git's."""
+    if os.environ.get("ACCAPP_COMMIT", "unknown") != "unknown":
+        return os.environ["ACCAPP_COMMIT"][:7]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()

@@ -14,7 +14,11 @@ The records (every *.json under docs/gpu-runs/, by the first folder under it: th
                                 whose agreement was computed after it (the same shape);
   {"kind": "whole-benchmark"}   a whole benchmark's processes (pairs, seconds, start where known) and
                                 the GPU's use. Its wall time runs from the first process's start to the
-                                last one's end.
+                                last one's end;
+  app-probe-*.json              scripts/gpu/app_probe.py: the app on a device, /probe with every method
+                                (app-compare.json beside it: app_compare.py's GPU against CPU);
+  host-*.json                   bench/host_cost.py's last line: milliseconds a pair in the decoder, the
+                                projection and the host.
 Each table of the record sits between `<!-- table NAME -->` and `<!-- /table -->`; the text around
 them is written by hand.
 """
@@ -258,6 +262,40 @@ def beside_table(recs) -> str:
                   "GPU (" + ", ".join(g for _, g in BESIDE) + ")", "GPU / CPU"], rows)
 
 
+def app_table(recs) -> str:
+    """The app on each device: app_probe.py's records, with app_compare.py's agreement where a lease has one."""
+    compares = {lease: rec for lease, path, rec in recs if path.name == "app-compare.json"}
+    rows = []
+    for lease, path, r in recs:
+        if not path.name.startswith("app-probe-"):
+            continue
+        on, gpu, cmp = r["ran_on"], r.get("gpu_memory"), compares.get(lease)
+        against = cmp if cmp and on["device"] != "cpu" else None
+        rows.append([lease, r["model"], on["text"], num(on.get("batch_size")), str(r["methods_answered"]),
+                     num(r["app_up_s"], 1), f"{r['probe_cold_s']:.2f}", f"{r['probe_warm_median_s']:.3f}",
+                     num(gpu["app_peak_mib"]) if gpu else "-",
+                     sci(against["largest_difference"]) if against else "-",
+                     num(len(against["verdicts_changed"])) if against else "-"])
+    return table(["lease", "model", "ran on", "pass strings", "scores", "app up, s", "probe cold, s",
+                  "probe warm median, s", "GPU MiB at the peak", "largest difference from the CPU", "verdicts changed"], rows)
+
+
+def host_table(recs) -> str:
+    """bench/host_cost.py's figures: milliseconds a pair, LP alone and every method."""
+    rows = []
+    for lease, path, r in recs:
+        if not (path.name.startswith("host-") and "lp_host_ms" in r):
+            continue
+        for kind, label in (("lp", "LP alone"), ("all", "every method")):
+            if f"{kind}_wall_ms" in r:
+                rows.append([lease, f"{r['model']}, {r['pairs']} BLiMP", f"{r['device']} {r['dtype']}", label,
+                             num(1000 / r[f"{kind}_wall_ms"], 1), f"{r[f'{kind}_wall_ms']:.2f}",
+                             f"{r[f'{kind}_forward_ms']:.2f}", f"{r[f'{kind}_projection_ms']:.2f}",
+                             f"{r[f'{kind}_host_ms']:.2f}", r["commit"]])
+    return table(["lease", "model, pairs", "device, dtype", "methods", "pairs/s", "wall ms a pair", "decoder ms",
+                  "projection ms", "host ms", "commit"], rows)
+
+
 def whole_table(recs) -> str:
     rows = []
     for lease, run in whole_runs(recs):
@@ -278,7 +316,7 @@ def whole_table(recs) -> str:
 
 
 TABLES = {"machines": machine_table, "agreement": agreement_table, "speed": speed_table, "beside": beside_table,
-          "whole": whole_table}
+          "whole": whole_table, "app": app_table, "host": host_table}
 BLOCK = re.compile(r"(<!-- table (?P<name>\w+) -->\n)(?:.*?\n)??(<!-- /table -->)", re.S)
 
 
