@@ -3,14 +3,16 @@
     python3 scripts/gpu/check_block.py score --model gemma3-270m --benchmark climp --paradigm classifier_clause \
         --block 2 --out cpu.parquet                      # this CPU: the reference
     python3 scripts/gpu/check_block.py score ... --device cuda --batch-size 2048 --head-rows 2195 \
-        [--eager] [--no-pack] --out cuda.parquet         # the GPU, as the whole run's process scored it
+        [--eager | --sdpa-math] [--no-pack] --out cuda.parquet   # the GPU, as the whole run's process scored it
     python3 scripts/gpu/check_block.py compare cpu.parquet cuda.parquet
 
 The block is the runner's: the paradigm's pairs in the order `plan_blocks` gives them, cut into equal
 blocks of at most --block-size pairs (256, as `device.sh full-start` runs), scored by
 `runner.score_block` with every method in one engine call, so a pass packs the same requests as the
-whole run's did. --eager: the model's eager attention instead of SDPA; --no-pack: one sequence a row
-(no token trees); --batch-size / --head-rows: the pass and projection sizes (a GPU's come from its
+whole run's did. --eager: the model's eager attention instead of SDPA; --sdpa-math: SDPA with its plain
+math kernel only (no memory-efficient, flash or cuDNN kernel); --no-pack: one sequence a row
+(no token trees); --history: the paradigm's earlier blocks first, in the same engine, as the run's process
+scored them before this one (its caches as they were; their scores are not kept); --batch-size / --head-rows: the pass and projection sizes (a GPU's come from its
 free memory, and the whole run's processes shared it). `compare` prints, per method and template, the
 rows that differ by more than 1e-3 and the largest difference.
 
@@ -62,15 +64,23 @@ def score(args) -> None:
         scorer.pack = False
     if args.eager:
         engine.lm.model.config._attn_implementation = "eager"
+    if args.sdpa_math:
+        import torch
+
+        for kernel in ("flash", "mem_efficient", "cudnn"):
+            getattr(torch.backends.cuda, f"enable_{kernel}_sdp")(False)
     items = block_items(args.benchmark, args.paradigm, args.block, args.block_size)
     methods = tuple(ids_for(engine.kind, args.methods))
+    for earlier in range(args.block if args.history else 0):
+        before = block_items(args.benchmark, args.paradigm, earlier, args.block_size)
+        score_block(engine, Block(earlier, methods, tuple(before)), bench_name(args.benchmark), language)
     result = score_block(engine, Block(args.block, methods, tuple(items)), bench_name(args.benchmark), language)
     rows = result.rows[KEYS + ["score_good", "score_bad"]].assign(pair_id=lambda d: d.pair_id.astype(str))
     rows.to_parquet(args.out)
     print(json.dumps({"out": args.out, "rows": len(rows), "pairs": len(items), "seconds": round(result.seconds, 1),
                       "device": str(scorer.device), "batch_size": scorer.batch_size, "head_rows": scorer.head_chunk_rows,
-                      "pack": scorer.pack, "attention": engine.lm.model.config._attn_implementation,
-                      "memory_retries": scorer.memory_retries}))
+                      "pack": scorer.pack, "attention": engine.lm.model.config._attn_implementation + (" (math kernel)" if args.sdpa_math else ""),
+                      "memory_retries": scorer.memory_retries, "history": args.history}))
 
 
 def compare(a: Path, b: Path) -> dict:
@@ -98,6 +108,8 @@ def main() -> None:
     s.add_argument("--batch-size", type=int)
     s.add_argument("--head-rows", type=int)
     s.add_argument("--eager", action="store_true")
+    s.add_argument("--sdpa-math", action="store_true")
+    s.add_argument("--history", action="store_true")
     s.add_argument("--no-pack", action="store_true")
     s.add_argument("--out", required=True)
     c = sub.add_parser("compare")

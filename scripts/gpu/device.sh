@@ -8,7 +8,8 @@
 #   host                    bench/host_cost.py on CUDA: 200 BLiMP pairs, LP and every method in fp32, LP in bf16
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
 #   check-block MODEL BENCH PARADIGM BLOCK  one block of a whole run again on CUDA, alone, as the run's process sized it
-#                           (2048 strings, 2195 projection rows), then with eager attention, then unpacked, then as the
+#                           (2048 strings, 2195 projection rows), after the paradigm's earlier blocks, with eager attention, with
+#                           SDPA's math kernel, unpacked, as the
 #                           free memory sizes it; each against the carried CPU reference .gpu/check/MODEL-BENCH-PARADIGM-BLOCK.parquet
 #                           (scripts/gpu/check_block.py) -> $OUT/check-block.txt
 #   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid);
@@ -61,8 +62,9 @@ case $step in
   check-block)
     model=$1 bench=$2 paradigm=$3 block=$4; ref=".gpu/check/$model-$bench-$paradigm-$block.parquet"
     [ -f "$ref" ] || { echo "no CPU reference $ref carried"; exit 2; }
-    for variant in "--batch-size 2048 --head-rows 2195" "--batch-size 2048 --head-rows 2195 --eager" \
-                   "--batch-size 2048 --head-rows 2195 --no-pack" ""; do
+    for variant in "--batch-size 2048 --head-rows 2195" "--batch-size 2048 --head-rows 2195 --history" \
+                   "--batch-size 2048 --head-rows 2195 --eager" \
+                   "--batch-size 2048 --head-rows 2195 --sdpa-math" "--batch-size 2048 --head-rows 2195 --no-pack" ""; do
       echo "== cuda ${variant:-(sizes from the free memory)}"
       python3 scripts/gpu/check_block.py score --model "$model" --benchmark "$bench" --paradigm "$paradigm" --block "$block" \
         --device cuda $variant --out /tmp/check.parquet 2>&1 | grep -v -E "Loading weights|de-quantizing|it/s\]$" | tail -1
