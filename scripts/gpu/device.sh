@@ -7,10 +7,10 @@
 #   app                     the app on the GPU, /probe with every method, where it ran (scripts/gpu/app_probe.py)
 #   host                    bench/host_cost.py on CUDA: 200 BLiMP pairs, LP and every method in fp32, LP in bf16
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
-#   check-block MODEL BENCH PARADIGM BLOCK  one block of a whole run again on CUDA, alone, as the run's process sized it
-#                           (2048 strings, 2195 projection rows), after the paradigm's earlier blocks, with eager attention, with
-#                           SDPA's math kernel, unpacked, as the
-#                           free memory sizes it; each against the carried CPU reference .gpu/check/MODEL-BENCH-PARADIGM-BLOCK.parquet
+#   check-block MODEL BENCH PARADIGM BLOCK  one block of a whole run scored again on CUDA in one process, six ways: as the
+#                           run's process sized it (2048 strings, 2195 projection rows); so, after the paradigm's earlier
+#                           blocks; with eager attention; with SDPA's math kernel; unpacked; sized by the free memory. Each
+#                           against the carried CPU reference .gpu/check/MODEL-BENCH-PARADIGM-BLOCK.parquet
 #                           (scripts/gpu/check_block.py) -> $OUT/check-block.txt
 #   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid);
 #                           PROCS auto: as many as the GPU's free memory takes now (scripts/gpu/procs.py);
