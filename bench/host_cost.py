@@ -19,7 +19,9 @@ with timing hooks only, so the script runs unchanged on an older tree:
   packing, copying results, each method's score).
 
 On CUDA each hook waits for the GPU first (torch.cuda.synchronize), so a kernel still running is counted
-where it was launched; the engine waits for every pass's results anyway. Each figure is milliseconds per pair. The last line printed is one JSON object: lp_host_ms,
+where it was launched; the engine waits for every pass's results anyway.
+
+Each figure is milliseconds per pair. The last line printed is one JSON object: lp_host_ms,
 all_host_ms, lp_forward_ms, lp_projection_ms, all_forward_ms, all_projection_ms (and the wall
 times), pairs, threads, the tree's commit. Beside each host figure, *_host_cpu_ms: the calling
 thread's CPU time outside the forward and the projection (the host's work runs on that thread), which

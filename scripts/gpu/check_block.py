@@ -12,7 +12,8 @@ blocks of at most --block-size pairs (256, as `device.sh full-start` runs), scor
 whole run's did. --eager: the model's eager attention instead of SDPA; --sdpa-math: SDPA with its plain
 math kernel only (no memory-efficient, flash or cuDNN kernel); --no-pack: one sequence a row
 (no token trees); --history: the paradigm's earlier blocks first, in the same engine, as the run's process
-scored them before this one (its caches as they were; their scores are not kept); --batch-size / --head-rows: the pass and projection sizes (a GPU's come from its
+scored them before this one (its caches as they were; their scores are not kept); --batch-size /
+--head-rows: the pass and projection sizes (a GPU's come from its
 free memory, and the whole run's processes shared it). `compare` prints, per method and template, the
 rows that differ by more than 1e-3 and the largest difference.
 
@@ -79,7 +80,8 @@ def score(args) -> None:
     rows.to_parquet(args.out)
     print(json.dumps({"out": args.out, "rows": len(rows), "pairs": len(items), "seconds": round(result.seconds, 1),
                       "device": str(scorer.device), "batch_size": scorer.batch_size, "head_rows": scorer.head_chunk_rows,
-                      "pack": scorer.pack, "attention": engine.lm.model.config._attn_implementation + (" (math kernel)" if args.sdpa_math else ""),
+                      "pack": scorer.pack,
+                      "attention": engine.lm.model.config._attn_implementation + (" (math kernel)" if args.sdpa_math else ""),
                       "memory_retries": scorer.memory_retries, "history": args.history}))
 
 
