@@ -29,6 +29,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,16 +39,16 @@ KEYS = ["paradigm", "pair_id", "method", "template", "variant"]
 
 
 def block_items(benchmark: str, paradigm: str, block: int, block_size: int) -> list[tuple]:
-    """The runner's block `block` of one paradigm (runner.plan_blocks' order and cut)."""
+    """The runner's block `block` of one paradigm, as runner.plan_blocks orders and cuts it (no unit done yet)."""
+    import tempfile
+
     from accapp.benchmarks import load_benchmark
+    from accapp.runner.runner import plan_blocks
 
     df = load_benchmark(benchmark)
-    df = df[df.paradigm == paradigm]
-    rows = {pid: (paradigm, pid, phen, good, bad) for pid, phen, good, bad in zip(df.pair_id, df.phenomenon, df.good, df.bad)}
-    items = [rows[pid] for pid in sorted(rows, key=lambda x: (len(str(x)), str(x)))]
-    n = -(-len(items) // block_size)
-    bounds = [len(items) * k // n for k in range(n + 1)]
-    return items[bounds[block] : bounds[block + 1]]
+    with tempfile.TemporaryDirectory() as empty:  # a run folder with no unit files: every pair still to score
+        blocks, _ = plan_blocks(df[df.paradigm == paradigm], Path(empty), "-", benchmark, {"lp": ["-"]}, block_size)
+    return list(blocks[block].items)
 
 
 def score(args) -> None:
@@ -88,7 +89,7 @@ def score(args) -> None:
 def compare(a: Path, b: Path) -> dict:
     x, y = pd.read_parquet(a), pd.read_parquet(b)
     both = x.merge(y, on=KEYS, suffixes=("_a", "_b"))
-    both["d"] = ((both.score_good_a - both.score_good_b).abs()).combine((both.score_bad_a - both.score_bad_b).abs(), max)
+    both["d"] = np.maximum((both.score_good_a - both.score_good_b).abs(), (both.score_bad_a - both.score_bad_b).abs())
     off = both[both.d > 1e-3]
     return {"rows": len(both), "differ": len(off), "largest": float(both.d.max()) if len(both) else None,
             "by_method": {f"{m}/{t}": int(n) for (m, t), n in off.groupby(["method", "template"]).size().items()},
