@@ -37,6 +37,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from accapp.analysis.separation import write_summary  # noqa: E402
 from accapp.engine import build_engine  # noqa: E402
 from accapp.files import safe_name, write_json_atomic  # noqa: E402
 from accapp.methods.ties import verdicts_of_results  # noqa: E402
@@ -179,6 +180,7 @@ def main() -> int:
         manifest["stored_scores"] = STORED_SCORES
         write_results_file(after, shipped)
         write_json_atomic(manifest, manifest_path)
+        write_summary(shipped)  # the separation intervals beside it, of the new scores
     finally:
         if not args.runs:
             shutil.rmtree(runs, ignore_errors=True)

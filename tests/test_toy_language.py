@@ -63,6 +63,10 @@ def test_the_toy_benchmark_runs_through_bench_and_report(toy, gpt2_folder, tmp_p
     assert report.returncode == 0, report.stderr
     rows = json.loads(report.stdout)
     assert {r["method"] for r in rows} >= {"lp", "mean_lp"}
+    (summary,) = (tmp_path / "results").glob("*.separation.json")  # written by the consolidation, read by report
+    shipped = {r["metric"]: round(r["auc"], 4) for r in json.loads(summary.read_text(encoding="utf-8"))["rows"]}
+    assert shipped == {r["method"]: r["auc"] for r in rows if r.get("measure") == "separation_auc"}  # 4 digits
+    assert set(shipped) == {"lp", "mean_lp"}
 
 
 @pytest.mark.process

@@ -13,10 +13,19 @@ the bad ones each resampled with replacement at their own number (as ``scipy.sta
 with two samples, method="percentile"), N_RESAMPLES times from a seeded numpy Generator. A benchmark of
 single labelled sentences (CoLA) pools its sentences (label 1 = class 1) from the store's
 ``sentences`` view, every per-string method it holds.
+
+Summaries shipped beside a run: a whole run's intervals are a bootstrap over every sentence it holds (about
+17 s for SmolLM2's BLiMP on a 2-core CPU, docs/datasets.md), so write_summary stores them in
+``<model>__<benchmark>.separation.json`` beside the results file, and separation_intervals reads them from
+there while that file is unchanged (its SHA-256), the run holds the rows it held (the store's counts) and
+the interval's settings are the same; otherwise it computes them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -27,12 +36,14 @@ from sklearn.metrics import roc_auc_score
 from accapp.analysis.accuracy import correlation
 from accapp.analysis.intervals import LEVEL, N_RESAMPLES, SEED, percentile_interval
 from accapp.errors import UserError
+from accapp.files import safe_name, write_json_atomic
 from accapp.store import Store
 
 SEPARATION_METRICS = ("lp", "mean_lp", "pen_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor")
 INTERVAL_COLUMNS = ["model", "benchmark", "metric", "strings", "n_good", "n_bad", "auc", "ci_low", "ci_high"]
 INTERVAL_SOURCE = (f"{LEVEL:.0%} percentile bootstrap, good and bad strings resampled apart, {N_RESAMPLES:,} "
                    f"resamples, seed {SEED}")
+SUMMARY_SUFFIX = ".separation.json"  # beside <model>__<benchmark>.parquet
 _CELLS = 4_000_000  # bound on a resampling chunk's cells (resamples x (strings + distinct scores))
 
 
@@ -184,8 +195,24 @@ def pooled_scores(store: Store, model: str, benchmark: str, metrics: Iterable[st
 def separation_intervals(store: Store, model: str, benchmark: str, metrics: Iterable[str] | str | None = None,
                          n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = LEVEL) -> pd.DataFrame:
     """Separation AUC of every string of a run pooled (Hu et al. 2025 §6.3), with its bootstrap interval
-    (INTERVAL_SOURCE), one row per metric: INTERVAL_COLUMNS."""
+    (INTERVAL_SOURCE), one row per metric: INTERVAL_COLUMNS. Read from the run's shipped summary while it is
+    current (read_summary), computed otherwise."""
+    if (n_resamples, seed, level) == (N_RESAMPLES, SEED, LEVEL):
+        shipped = read_summary(store, model, benchmark)
+        if shipped is not None:
+            if metrics is None:
+                return shipped
+            wanted = _pooled_metrics(store, model, benchmark, metrics)
+            if set(wanted) <= set(shipped.metric):
+                return shipped.set_index("metric").loc[sorted(wanted)].reset_index()[INTERVAL_COLUMNS]
     return intervals_of(pooled_scores(store, model, benchmark, metrics), model, benchmark, n_resamples, seed, level)
+
+
+def _pooled_metrics(store: Store, model: str, benchmark: str, metrics) -> list[str]:
+    """The metrics pooled_scores yields for `metrics` (checked as it checks them)."""
+    if store.has_sentences(model, benchmark):
+        return store.sentence_methods(model, benchmark, metrics)
+    return _metrics(store, model, benchmark, metrics)
 
 
 def intervals_of(scores, model: str, benchmark: str, n_resamples: int = N_RESAMPLES, seed: int = SEED,
@@ -200,3 +227,86 @@ def intervals_of(scores, model: str, benchmark: str, n_resamples: int = N_RESAMP
         out.append({"model": model, "benchmark": benchmark, "metric": metric, "strings": len(good) + len(bad),
                     "n_good": len(good), "n_bad": len(bad), "auc": auc(good, bad), "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(out, columns=INTERVAL_COLUMNS)
+
+
+# ------------------------------------------------------------------------------------ summaries beside a run
+def summary_path(results_file: Path) -> Path:
+    """Where write_summary puts a results file's summary: <model>__<benchmark>.separation.json."""
+    results_file = Path(results_file)
+    return results_file.with_name(results_file.name.removesuffix(".parquet") + SUMMARY_SUFFIX)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _run_rows(store: Store, model: str, benchmark: str) -> dict[str, int]:
+    """Rows per per-string method of a run as the store sees it (from its cached catalogs)."""
+    if store.has_sentences(model, benchmark):
+        cat = store.sentence_catalog()
+        cat = cat[(cat.model == model) & (cat.benchmark == benchmark)]
+        return {m: int(n) for m, n in zip(cat.method, cat.sentences)}
+    cat = store.catalog()
+    cat = cat[(cat.model == model) & (cat.benchmark == benchmark) & cat.method.isin(SEPARATION_METRICS)]
+    return {m: int(n) for m, n in cat.groupby("method").n_rows.sum().items()}
+
+
+def _plain(value):
+    """A JSON value that reads back as the same float64 (repr round-trips); NaN as null."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and value != value else value
+
+
+def _settings() -> dict:
+    return {"n_resamples": N_RESAMPLES, "seed": SEED, "level": LEVEL}
+
+
+def write_summary(results_file: Path) -> Path | None:
+    """Compute a consolidated results file's separation intervals (every per-string measure) and write them
+    beside it (summary_path), atomically; None (and no file) when its run has no such measure."""
+    results_file = Path(results_file).resolve()
+    runs = pd.read_parquet(results_file, columns=["model", "benchmark"]).drop_duplicates()
+    if len(runs) != 1:
+        raise ValueError(f"{results_file.name} holds {len(runs)} runs (model, benchmark); a summary is of one")
+    model, benchmark = runs.iloc[0]
+    with Store(results_file.parent) as store:
+        df = intervals_of(pooled_scores(store, model, benchmark), model, benchmark)
+        rows = _run_rows(store, model, benchmark)
+    path = summary_path(results_file)
+    if df.empty:
+        path.unlink(missing_ok=True)
+        return None
+    summary = {"about": "Separation AUC (Hu et al. 2025 §6.3) of every string of the run pooled, with its interval; "
+                        "accapp/analysis/separation.py. Read while results_file is unchanged (sha256) and the run has "
+                        "rows_by_method.",
+               "model": model, "benchmark": benchmark, "results_file": results_file.name,
+               "sha256": _sha256(results_file), "rows_by_method": rows, "interval": INTERVAL_SOURCE, **_settings(),
+               "rows": [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]}
+    return write_json_atomic(summary, path)
+
+
+def read_summary(store: Store, model: str, benchmark: str) -> pd.DataFrame | None:
+    """The run's summary (write_summary) as INTERVAL_COLUMNS, or None when there is none or it is not current:
+    its results file is not the one the store reads or has changed, the run's rows differ, or so do the
+    interval's settings."""
+    base = f"{safe_name(model)}__{safe_name(benchmark)}"
+    path = store.results_dir / (base + SUMMARY_SUFFIX)
+    results_file = store.results_dir / (base + ".parquet")
+    if not path.is_file() or results_file not in set(store.result_files) | set(store.sentence_files):
+        return None
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        current = (summary["model"] == model and summary["benchmark"] == benchmark
+                   and all(summary[k] == v for k, v in _settings().items())
+                   and summary["rows_by_method"] == _run_rows(store, model, benchmark)
+                   and summary["sha256"] == _sha256(results_file))
+        if not current:
+            return None
+        return pd.DataFrame(summary["rows"], columns=INTERVAL_COLUMNS).astype(
+            {"strings": int, "n_good": int, "n_bad": int, "auc": float, "ci_low": float, "ci_high": float})
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):  # a damaged summary: compute instead
+        return None

@@ -51,6 +51,16 @@ def _bench_model(args, model: str, paradigms) -> None:
         # Only this run's benchmark: another benchmark's run in the same folder may be unfinished.
         for path in steps.consolidate(Path(args.out), Path(args.consolidate_to), model, bench_name(args.benchmark)):
             print(f"consolidated: {path}")
+            _summarise(path)
+
+
+def _summarise(results_file: Path) -> None:
+    """Write the run's separation summary beside its consolidated file (Explore and report read it)."""
+    from accapp.analysis.separation import write_summary
+
+    summary = write_summary(results_file)
+    if summary is not None:
+        print(f"separation summary: {summary}")
 
 
 def _engine(args, model: str):
@@ -160,6 +170,7 @@ def cmd_consolidate(args) -> int:
     for steps in (runner, sentences):  # pairs, then single sentences
         for path in steps.consolidate(Path(args.runs), Path(args.out), args.model, args.benchmark):
             print(path)
+            _summarise(path)
     return 0
 
 

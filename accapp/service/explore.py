@@ -726,8 +726,9 @@ SEPARATION_NOTE = (
     "Separation (Hu et al. 2025 §6.3, Prediction 3): every sentence of the dataset pooled, the acceptable ones "
     "one class and the unacceptable the other, and the ROC AUC of one measure's scores (scikit-learn): the chance "
     "that an acceptable sentence drawn at random scores above an unacceptable one, a tie counting one half. "
-    "0.5 is no separation, 1 a perfect one. Interval: " + SEP.INTERVAL_SOURCE + ". The first time a run is "
-    "shown its intervals are computed (a bootstrap over every sentence: for a whole benchmark, a while), then kept.")
+    "0.5 is no separation, 1 a perfect one. Interval: " + SEP.INTERVAL_SOURCE + ". A shipped run's intervals "
+    "are read from the summary made beside its results; any other run's are computed the first time it is shown (a "
+    "bootstrap over every sentence: for a whole benchmark, a while), then kept.")
 
 
 def separation_of(store, model: str, bench: str, kind: str | None = None) -> pd.DataFrame:

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from accapp.analysis.separation import write_summary  # noqa: E402
 from accapp.benchmarks import bench_name, load_benchmark  # noqa: E402
 from accapp.files import safe_name, write_atomic, write_json_atomic, write_parquet_atomic  # noqa: E402
 from accapp.runner.runner import consolidate, consolidated_path, manifest_beside, restore_units  # noqa: E402
@@ -150,6 +151,7 @@ def ship(path: Path, dest: Path, samples: Path = SAMPLES) -> None:
     for f in (path, man_path):
         write_atomic(dest / f.name, lambda tmp, f=f: shutil.copyfile(f, tmp))
     print(f"shipped: {dest / path.name}")
+    print(f"separation summary: {write_summary(dest / path.name)}")
 
 
 def main() -> None:
