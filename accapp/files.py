@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import hashlib
 import json
 import os
 import re
@@ -20,6 +21,15 @@ DISK_FULL_MESSAGE = ("The server's disk is full, so the file could not be stored
 def is_disk_full(exc: BaseException) -> bool:
     """An OSError saying the disk (or a quota, or the file-size limit) is exhausted."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def file_sha256(path: Path) -> str:
+    """A file's SHA-256 in hex, read 1 MiB at a time (a large file is never held in memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def safe_name(name: str) -> str:

@@ -23,7 +23,6 @@ the interval's settings are the same; otherwise it computes them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Iterable
@@ -36,7 +35,7 @@ from sklearn.metrics import roc_auc_score
 from accapp.analysis.accuracy import correlation
 from accapp.analysis.intervals import LEVEL, N_RESAMPLES, SEED, percentile_interval
 from accapp.errors import UserError
-from accapp.files import safe_name, write_json_atomic
+from accapp.files import file_sha256, safe_name, write_json_atomic
 from accapp.store import Store
 
 SEPARATION_METRICS = ("lp", "mean_lp", "pen_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor")
@@ -236,14 +235,6 @@ def summary_path(results_file: Path) -> Path:
     return results_file.with_name(results_file.name.removesuffix(".parquet") + SUMMARY_SUFFIX)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _run_rows(store: Store, model: str, benchmark: str) -> dict[str, int]:
     """Rows per per-string method of a run as the store sees it (from its cached catalogs)."""
     if store.has_sentences(model, benchmark):
@@ -284,7 +275,7 @@ def write_summary(results_file: Path) -> Path | None:
                         "accapp/analysis/separation.py. Read while results_file is unchanged (sha256) and the run has "
                         "rows_by_method.",
                "model": model, "benchmark": benchmark, "results_file": results_file.name,
-               "sha256": _sha256(results_file), "rows_by_method": rows, "interval": INTERVAL_SOURCE, **_settings(),
+               "sha256": file_sha256(results_file), "rows_by_method": rows, "interval": INTERVAL_SOURCE, **_settings(),
                "rows": [{k: _plain(v) for k, v in r.items()} for r in df.to_dict("records")]}
     return write_json_atomic(summary, path)
 
@@ -303,7 +294,7 @@ def read_summary(store: Store, model: str, benchmark: str) -> pd.DataFrame | Non
         current = (summary["model"] == model and summary["benchmark"] == benchmark
                    and all(summary[k] == v for k, v in _settings().items())
                    and summary["rows_by_method"] == _run_rows(store, model, benchmark)
-                   and summary["sha256"] == _sha256(results_file))
+                   and summary["sha256"] == file_sha256(results_file))
         if not current:
             return None
         return pd.DataFrame(summary["rows"], columns=INTERVAL_COLUMNS).astype(

@@ -6,18 +6,17 @@ scored file's sidecar; :func:`ran_on` is the short form shown next to every resu
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import importlib.metadata
 import platform
 import threading
 from pathlib import Path
 
+from accapp.files import file_sha256
 from accapp.models.device import describe_device
 from accapp.models.loading import weight_files
 
 _HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256; one entry a weight file
 _HASH_LOCK = threading.Lock()
-CHUNK = 1 << 20  # read 1 MiB at a time: hashing a 0.5 GB file never holds it in memory
 
 
 def sha256_of(path: Path) -> str:
@@ -27,13 +26,10 @@ def sha256_of(path: Path) -> str:
     with _HASH_LOCK:
         if key in _HASHES:
             return _HASHES[key]
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
+    digest = file_sha256(path)
     with _HASH_LOCK:
-        _HASHES[key] = digest.hexdigest()
-    return _HASHES[key]
+        _HASHES[key] = digest
+    return digest
 
 
 def _version(package: str) -> str:

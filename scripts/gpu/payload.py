@@ -49,6 +49,7 @@ APP_MODEL = "smollm2-135m-instruct"  # the app's default model, the one app_prob
 SMOLLM2_TOKENIZER = "smollm2-tokenizer"  # smoke.py's tiny model borrows SmolLM2's tokenizer and config
 
 sys.path.insert(0, str(ROOT))
+from accapp.files import file_sha256  # noqa: E402 - this checkout's package
 
 
 def language(bench: str) -> str:
@@ -81,12 +82,7 @@ def plan_needs(plan: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sha256 = file_sha256  # the GPU scripts' one file hash (aside.py imports it from here)
 
 
 def download(specs: list[str], dest: Path, python: str) -> list[Path]:
