@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from accapp.analysis.separation import write_summary  # noqa: E402
 from accapp.benchmarks import bench_name, load_benchmark  # noqa: E402
 from accapp.files import safe_name, write_atomic, write_json_atomic, write_parquet_atomic  # noqa: E402
 from accapp.runner.runner import consolidate, consolidated_path, manifest_beside, restore_units  # noqa: E402
@@ -151,6 +150,8 @@ def ship(path: Path, dest: Path, samples: Path = SAMPLES) -> None:
     for f in (path, man_path):
         write_atomic(dest / f.name, lambda tmp, f=f: shutil.copyfile(f, tmp))
     print(f"shipped: {dest / path.name}")
+    from accapp.analysis.separation import write_summary  # here: merging runs on the GPU machine, whose image need not have scikit-learn
+
     print(f"separation summary: {write_summary(dest / path.name)}")
 
 
