@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from accapp.analysis.separation import read_summary, write_summary  # noqa: E402 - this checkout's package
-from accapp.files import safe_name  # noqa: E402
+from accapp.runner.runner import consolidated_path  # noqa: E402
 from accapp.store import Store  # noqa: E402
 from accapp.store.store import DEFAULT_RESULTS_DIR  # noqa: E402
 
@@ -35,7 +35,7 @@ def stale(folder: Path) -> list[Path]:
         out = []
         for model, bench in [*runs, *sentence_runs]:
             if read_summary(store, model, bench) is None:
-                out.append(folder / f"{safe_name(model)}__{safe_name(bench)}.parquet")
+                out.append(consolidated_path(folder, model, bench))
     return [p for p in out if p.is_file()]
 
 

@@ -284,9 +284,8 @@ def read_summary(store: Store, model: str, benchmark: str) -> pd.DataFrame | Non
     """The run's summary (write_summary) as INTERVAL_COLUMNS, or None when there is none or it is not current:
     its results file is not the one the store reads or has changed, the run's rows differ, or so do the
     interval's settings."""
-    base = f"{safe_name(model)}__{safe_name(benchmark)}"
-    path = store.results_dir / (base + SUMMARY_SUFFIX)
-    results_file = store.results_dir / (base + ".parquet")
+    results_file = store.results_dir / f"{safe_name(model)}__{safe_name(benchmark)}.parquet"  # as the runner names it
+    path = summary_path(results_file)
     if not path.is_file() or results_file not in set(store.result_files) | set(store.sentence_files):
         return None
     try:
