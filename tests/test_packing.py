@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accapp.scoring.packing import balanced_capacity, build_units, first_fit_decreasing, pack_rows, passes
+from accapp.scoring.packing import ancestor_mask, balanced_capacity, build_units, first_fit_decreasing, pack_rows, passes
 
 seqs_st = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=12), min_size=1, max_size=40)
 
@@ -121,3 +122,30 @@ def test_balanced_capacity_evens_out_a_short_last_row():
     rows = pack_rows(sizes, keys, c)
     assert len(rows) == 4 and c == 104  # 13 strings of 8 a row: 104, 104, 104, 88
     assert max(sum(sizes[i] for i in r) for r in rows) == 104
+
+
+@settings(max_examples=200, deadline=None)
+@given(seqs_st, st.integers(1, 3), st.integers(1, 4), st.integers(0, 5))
+def test_ancestor_mask_is_what_each_token_sees_walked_by_hand(owns, n_keys, n_rows, padding):
+    """Units laid side by side in rows, as the scorer lays them, then padding: each node sees exactly the
+    nodes on its own path from the tree's root (itself included), found by walking its parents one by one;
+    a padding slot sees only itself."""
+    keys = [i % n_keys for i in range(len(owns))]
+    units = build_units(owns, keys, max(map(len, owns)))
+    rows = [units[r::n_rows] for r in range(n_rows)]
+    L = max(sum(len(u.tokens) for u in row) for row in rows) + padding
+    parents = np.full((n_rows, L), -1)
+    want = np.zeros((n_rows, L, L), dtype=bool)
+    for b, row in enumerate(rows):
+        off = 0
+        for u in row:
+            for j, par in enumerate(u.parent):
+                parents[b, off + j] = par + off if par >= 0 else -1
+                node = j
+                while node >= 0:  # up the tree to its root
+                    want[b, off + j, off + node] = True
+                    node = u.parent[node]
+            off += len(u.tokens)
+        for t in range(off, L):
+            want[b, t, t] = True
+    assert (ancestor_mask(parents) == want).all()

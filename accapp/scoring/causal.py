@@ -40,8 +40,9 @@ from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResu
 from accapp.scoring.boundary import boundary_masks, context_kinds, surface_texts
 from accapp.scoring.context import seam, shifted
 from accapp.scoring.logsoftmax import streamed_target_logprobs
-from accapp.scoring.packing import ROW_TOKENS, Unit, balanced_capacity, build_units, pack_rows, passes
+from accapp.scoring.packing import ROW_TOKENS, Unit, ancestor_mask, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
+from accapp.scoring.prefilled_cache import Scratch, prefilled_cache
 from accapp.scoring.tokens import SpecialSplit, common_prefix_len, encode_ids, vocabulary_id
 from accapp.scoring.topk import split_top_rows, top_rows
 
@@ -89,8 +90,8 @@ class PassStates(NamedTuple):
 
     members: list[int]  # indices of the pass's sequences
     flat: torch.Tensor  # the pass's hidden states, (N, H)
-    nodes: list[torch.Tensor]  # per sequence, the rows of its own tokens (a tree's shared node is one row for all)
-    ids: list[torch.Tensor]  # per sequence, its own token ids
+    nodes: list[np.ndarray]  # per sequence, the rows of its own tokens (a tree's shared node is one row for all)
+    ids: list[tuple[int, ...]]  # per sequence, its own token ids
     prefixes: list[CachedPrefix | None]  # per sequence, its template prefix, or None
 
 
@@ -200,6 +201,7 @@ class CausalScorer:
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}
+        self._scratch = Scratch()  # the packed passes' past KV, reused within a call (prefilled_cache.py)
         self._boundary: dict | None = None  # the word-boundary masks, built on first use
         self._masks: tuple | None = None  # the same, stacked for streamed_target_logprobs
         self.sentence_start = self.convention.sentence_start(conventions.family_name(lm.spec))
@@ -467,46 +469,44 @@ class CausalScorer:
         B = len(rows)
         ids = np.full((B, L), self.start_id, dtype=np.int64)
         positions = np.zeros((B, L), dtype=np.int64)
+        parents = np.full((B, L), -1, dtype=np.int64)  # per node its parent's column; padding none
         allowed = np.zeros((B, L, P + L), dtype=bool)
         place: dict[int, tuple[int, int]] = {}
         for b, row in enumerate(rows):
             off = 0
-            seen = allowed[b, :, P:]  # (L, L): which nodes of the row each node sees
             for u in row:
                 unit = units[u]
                 n = len(unit.tokens)
                 ids[b, off : off + n] = unit.tokens
                 positions[b, off : off + n] = np.asarray(unit.depth) + len(unit.key)
-                for j, par in enumerate(unit.parent):  # parents come first: copy, then add itself
-                    if par >= 0:
-                        seen[off + j] = seen[off + par]
-                    seen[off + j, off + j] = True
+                parent = np.asarray(unit.parent)
+                parents[b, off : off + n] = np.where(parent >= 0, parent + off, -1)
                 if unit.key:
                     c = cols[b][unit.key]
                     allowed[b, off : off + n, c : c + len(unit.key)] = True
                 place[u] = (b, off)
                 off += n
-            seen[np.arange(off, L), np.arange(off, L)] = True  # padding sees itself
+        allowed[:, :, P:] = ancestor_mask(parents)  # each node sees its ancestors and itself (padding: itself)
         ids_t = torch.from_numpy(ids)
         self.stats["decoder_tokens"] += ids_t.numel()
-        data = None
+        cache = None
         if P:
-            first = self._prefix(next(k for at in cols for k in at)).kv
-            past = first.new_zeros(first.shape[0], 2, B, first.shape[2], P, first.shape[4])
+            # The prefixes written once into memory kept across the call's passes (prefilled_cache.py).
+            buffer = self._scratch.buffer(self._prefix(next(k for at in cols for k in at)).kv, B, P)
             for b, at in enumerate(cols):
                 for prefix, c in at.items():
-                    past[:, :, b, :, c : c + len(prefix)] = self._prefix(prefix).kv
-            data = [(past[layer, 0], past[layer, 1]) for layer in range(first.shape[0])]
+                    buffer[:, :, b, :, c : c + len(prefix)] = self._prefix(prefix).kv
+                buffer[:, :, b, :, widths[b] : P] = 0  # columns no token of the row sees
+            # No config, as in _forward_batch: a row's prefixes together may outgrow a sliding window.
+            cache = prefilled_cache(buffer)
         mask = torch.from_numpy(allowed)[:, None]
         dtype = next(self.model.parameters()).dtype
         if self.model.config._attn_implementation == "eager" or not dtype.is_floating_point:
             mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(~mask, torch.finfo(torch.float32).min)
         out = self._decoder(
-            input_ids=ids_t.to(self.device),
-            # No config, as in _forward_batch: a row's prefixes together may outgrow a sliding window.
-            past_key_values=DynamicCache(ddp_cache_data=data) if data else None,
+            input_ids=ids_t.to(self.device), past_key_values=cache,
             attention_mask=mask.to(self.device), position_ids=torch.from_numpy(positions).to(self.device),
-            use_cache=bool(data),
+            use_cache=cache is not None,
         )
         return out.last_hidden_state, place
 
@@ -529,8 +529,8 @@ class CausalScorer:
                     pr = self._prefix(unit.key) if unit.key else None
                     for i, path in zip(unit.members, unit.paths):
                         members.append(i)
-                        nodes.append(torch.tensor(path) + b * width + off)
-                        ids.append(torch.tensor(owns[i]))
+                        nodes.append(np.asarray(path) + (b * width + off))
+                        ids.append(owns[i])
                         prefixes.append(pr)
                 yield PassStates(members, hidden.reshape(-1, hidden.shape[-1]), nodes, ids, prefixes)
             return
@@ -538,8 +538,8 @@ class CausalScorer:
             batch = [seqs[i] for i in idx]
             hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
             width = hidden.shape[1]
-            yield PassStates(idx, hidden.reshape(-1, hidden.shape[-1]), [torch.arange(n) + b * width for b, n in enumerate(lengths)],
-                             [ids[b, :n] for b, n in enumerate(lengths)], prefixes)
+            yield PassStates(idx, hidden.reshape(-1, hidden.shape[-1]), [np.arange(n) + b * width for b, n in enumerate(lengths)],
+                             [batch[b][shared[idx[b]]:] for b in range(len(idx))], prefixes)
 
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
@@ -568,9 +568,9 @@ class CausalScorer:
             # Rows predicting each scored token: its previous node, or for the first own token
             # the prefix's last hidden state (appended after the pass's rows, one per prefix).
             extra: dict = {}
-            rows, targets, scored = [], [], []
+            rows, targets, scored = [], [], []  # targets: token ids, one list for the pass
             asked, last = [], []
-            bounded: list[tuple[int, torch.Tensor]] = []  # (sequence, its rows): log P(B) wanted
+            bounded: list[tuple[int, np.ndarray]] = []  # (sequence, its rows): log P(B) wanted
             for i, node, own, pr in zip(idx, nodes, ids, prefixes):
                 if answers[i] is not None:
                     asked.append(i)
@@ -581,18 +581,20 @@ class CausalScorer:
                     bounded.append((i, node))
                 if pr is None:  # the row starts with the start token: score from its 2nd token
                     rows.append(node[:-1])
-                    targets.append(own[1:])
+                    targets += own[1:]
                 else:  # its first own token is predicted by the prefix's last hidden state
                     key = id(pr)
                     if key not in extra:
                         extra[key] = (len(extra), pr.last_hidden)
-                    rows += [torch.tensor([flat.shape[0] + extra[key][0]]), node[:-1]]
-                    targets.append(own)
+                    rows += [(flat.shape[0] + extra[key][0],), node[:-1]]
+                    targets += own
             if scored:
-                wanted = torch.cat(rows)
+                # Index arrays built in numpy, one tensor each: a small tensor op costs a GPU's launch or
+                # ~20 us on this CPU, and a probe has thousands of sequences (issue 53).
+                wanted = torch.from_numpy(np.concatenate(rows))
                 # Rows whose word-boundary mass is wanted join the projection that scores the tokens.
                 kinds = [kind for i, _ in bounded for kind in boundaries[i]]
-                brows = torch.cat([node for _, node in bounded]) if bounded else wanted[:0]
+                brows = torch.from_numpy(np.concatenate([node for _, node in bounded])) if bounded else wanted[:0]
                 uniq, inverse = torch.unique(torch.cat([wanted, brows]), return_inverse=True)
                 source = torch.cat([flat] + [h for _, h in extra.values()]) if extra else flat
                 if bounded:
@@ -600,7 +602,7 @@ class CausalScorer:
                     mask_of = torch.full((len(uniq),), -1, dtype=torch.long)
                     mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in kinds], dtype=torch.long)
                     k_top, topk_of, extras = top_rows(bounded, topk, inverse[len(wanted):], len(uniq))
-                    lp_t, mass = self._logprobs_of(source[uniq], torch.cat(targets), inverse[: len(wanted)], mask_of,
+                    lp_t, mass = self._logprobs_of(source[uniq], torch.tensor(targets, dtype=torch.long), inverse[: len(wanted)], mask_of,
                                                    k_top, topk_of, extras)
                     if k_top and topk_out is not None:
                         topk_out.update(split_top_rows(bounded, topk, inverse[len(wanted):], topk_of, extras))
@@ -614,12 +616,12 @@ class CausalScorer:
                         at += len(node)
                     self._fill_scored(scored, results, lp_t.numpy())
                 else:
-                    waiting.add(source[uniq], torch.cat(targets), inverse,
+                    waiting.add(source[uniq], torch.tensor(targets, dtype=torch.long), inverse,
                                 functools.partial(self._fill_scored, scored, results))
             if asked:
                 width = max(len(answers[i]) for i in asked)
                 cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
-                at_end = flat[torch.stack(last)]
+                at_end = flat[torch.from_numpy(np.asarray(last))]
                 if any(raw[i] for i in asked):
                     logits = self._candidate_logits(at_end, cand).numpy()
                     for b, i in enumerate(asked):
@@ -631,6 +633,7 @@ class CausalScorer:
             if waiting.rows >= self.head_chunk_rows:
                 self._project_waiting(waiting)
         self._project_waiting(waiting)
+        self._scratch.release()
         return results  # type: ignore[return-value]
 
     def _fill_scored(self, scored: list, results: list, flat_lp: np.ndarray) -> None:
@@ -674,6 +677,7 @@ class CausalScorer:
             try:
                 return self.score(*args)
             except torch.OutOfMemoryError:
+                self._scratch.release()
                 if self.batch_size <= MIN_BATCH and self.head_chunk_rows <= MIN_HEAD_ROWS:
                     raise
                 if torch.cuda.is_available():

@@ -15,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from accapp.scoring.tokens import common_prefix_len
 
 
@@ -131,3 +133,19 @@ def passes(row_lengths: Sequence[int], token_budget: int) -> list[list[int]]:
         else:
             out.append([r])
     return out
+
+
+def ancestor_mask(parents: np.ndarray) -> np.ndarray:
+    """Which nodes each node sees: itself and its ancestors. parents (B, L): per row, each node's parent's
+    column, -1 for a tree's root or padding (parents come before their children). Returns (B, L, L) bool,
+    [b, i, j] true where node j of row b is i or an ancestor of i; one vectorised step per tree level."""
+    B, L = parents.shape
+    seen = np.zeros((B, L, L), dtype=bool)
+    rows, nodes = np.divmod(np.arange(B * L), L)
+    at = nodes.copy()  # the ancestor each node has reached: itself first
+    while rows.size:
+        seen[rows, nodes, at] = True
+        at = parents[rows, at]
+        going = at >= 0
+        rows, nodes, at = rows[going], nodes[going], at[going]
+    return seen
