@@ -28,8 +28,10 @@ def test_lp_smollm2_blimp_5_per_paradigm(smollm, blimp):
     assert wins / n > 0.6 and binomtest(wins, n, 0.5, alternative="greater").pvalue < 1e-6
 
 
-def test_lp_gemma_climp_10_per_paradigm(gemma, climp):
-    wins, n = _lp_accuracy(gemma, climp, "zh", 10)
-    print(f"Gemma LP on CLiMP, 10 pairs x 16 paradigms: {wins}/{n} = {wins / n:.3f}")
-    assert n == 160
+def test_lp_gemma_climp_5_per_paradigm(gemma, climp):
+    """5 pairs of every CLiMP paradigm (80; 10 before, for CI's time): LP is right on about four in five
+    (82.2 % of the shipped 1,600), and 57 of 80 already puts the binomial p-value under the bound."""
+    wins, n = _lp_accuracy(gemma, climp, "zh", 5)
+    print(f"Gemma LP on CLiMP, 5 pairs x 16 paradigms: {wins}/{n} = {wins / n:.3f}")
+    assert n == 80
     assert wins / n > 0.6 and binomtest(wins, n, 0.5, alternative="greater").pvalue < 1e-4
