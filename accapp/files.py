@@ -37,6 +37,12 @@ def safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))
 
 
+def run_file(folder: Path, model: str, benchmark: str, suffix: str = ".parquet") -> Path:
+    """A run's file in a results folder, <model>__<benchmark><suffix>: its results, or with another suffix its
+    manifest (".manifest.json"), separation summary or a suite's regions and outcomes."""
+    return Path(folder) / f"{safe_name(model)}__{safe_name(benchmark)}{suffix}"
+
+
 TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")  # write_atomic's temporary names: .<name>.<pid>.tmp
 
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from accapp.analysis.separation import write_summary  # noqa: E402
 from accapp.engine import build_engine  # noqa: E402
-from accapp.files import safe_name, write_json_atomic  # noqa: E402
+from accapp.files import run_file, safe_name, write_json_atomic  # noqa: E402
 from accapp.methods.ties import verdicts_of_results  # noqa: E402
 from accapp.runner.runner import STORED_SCORES, consolidate, restore_units, run_benchmark, write_results_file  # noqa: E402
 from accapp.schema import ENSEMBLE_METHODS, pair_flag  # noqa: E402
@@ -128,8 +128,8 @@ def main() -> int:
     ap.add_argument("--reason", default="issue 23")
     ap.add_argument("--runs", default=None, help="scratch runs folder (default: a temporary one; kept when given)")
     args = ap.parse_args()
-    name = f"{safe_name(args.model)}__{safe_name(args.benchmark)}"
-    shipped, manifest_path = RESULTS / f"{name}.parquet", RESULTS / f"{name}.manifest.json"
+    shipped = run_file(RESULTS, args.model, args.benchmark)
+    manifest_path = run_file(RESULTS, args.model, args.benchmark, ".manifest.json")
     before = pd.read_parquet(shipped)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     methods = [m for m in args.methods.split(",") if m]
@@ -152,8 +152,8 @@ def main() -> int:
                     raise SystemExit(f"failed units or pairs: {summary}")
             scratch = runs / "_consolidated"
             consolidate(runs, scratch, args.model, manifest["benchmark"])
-            after = pd.read_parquet(scratch / f"{name}.parquet")
-            new_manifest = json.loads((scratch / f"{name}.manifest.json").read_text(encoding="utf-8"))
+            after = pd.read_parquet(run_file(scratch, args.model, args.benchmark))
+            new_manifest = json.loads(run_file(scratch, args.model, args.benchmark, ".manifest.json").read_text(encoding="utf-8"))
             manifest.update({k: new_manifest[k] for k in ("pairs_by_method", "per_paradigm_by_method", "methods")})
             manifest["templates"] = {**manifest.get("templates", {}), **new_manifest.get("templates", {})}
         else:

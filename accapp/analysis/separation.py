@@ -35,7 +35,7 @@ from sklearn.metrics import roc_auc_score
 from accapp.analysis.accuracy import correlation
 from accapp.analysis.intervals import LEVEL, N_RESAMPLES, SEED, percentile_interval
 from accapp.errors import UserError
-from accapp.files import file_sha256, safe_name, write_json_atomic
+from accapp.files import file_sha256, run_file, write_json_atomic
 from accapp.store import Store
 
 SEPARATION_METRICS = ("lp", "mean_lp", "pen_lp", "bayes_factor_uniform", "bayes_factor_unigram", "slor")
@@ -284,7 +284,7 @@ def read_summary(store: Store, model: str, benchmark: str) -> pd.DataFrame | Non
     """The run's summary (write_summary) as INTERVAL_COLUMNS, or None when there is none or it is not current:
     its results file is not the one the store reads or has changed, the run's rows differ, or so do the
     interval's settings."""
-    results_file = store.results_dir / f"{safe_name(model)}__{safe_name(benchmark)}.parquet"  # as the runner names it
+    results_file = run_file(store.results_dir, model, benchmark)
     path = summary_path(results_file)
     if not path.is_file() or results_file not in set(store.result_files) | set(store.sentence_files):
         return None

@@ -36,7 +36,7 @@ import pandas as pd
 from accapp import languages, settings
 from accapp.benchmarks import CITATIONS, PAIR_SHAPES, bench_name, label_of, language_of, load_benchmark, shape_of, stratified_sample
 from accapp.errors import UserError
-from accapp.files import remove_stale_temps, safe_name, write_json_atomic, write_parquet_atomic
+from accapp.files import remove_stale_temps, run_file, safe_name, write_json_atomic, write_parquet_atomic
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS, duplicate_pairs, pair_flag
 
 # Pairs an engine call scores. Big enough that its forward passes are full (LP alone packs
@@ -441,7 +441,7 @@ def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def consolidated_path(out: Path, model_id: str, benchmark: str) -> Path:
-    return Path(out) / f"{safe_name(model_id)}__{safe_name(benchmark)}.parquet"
+    return run_file(out, model_id, benchmark)
 
 
 def manifest_beside(consolidated: Path) -> Path:
@@ -521,8 +521,7 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
             [[str(f) for f in files]],
         ).df()
         con.close()
-        name = f"{safe_name(manifest['model'])}__{safe_name(manifest['benchmark'])}"
-        target = write_results_file(df, out / f"{name}.parquet")
+        target = write_results_file(df, consolidated_path(out, manifest["model"], manifest["benchmark"]))
         # Pairs per method and paradigm (a pair is (paradigm, pair_id): BLiMP's ids restart in
         # every paradigm). Runs of different sizes (every method on N pairs, the top methods on
         # more) merge here: say per method how many pairs it has, and each paradigm at least.

@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from accapp.errors import UserError
-from accapp.files import remove_stale_temps, safe_name, write_atomic, write_json_atomic
+from accapp.files import remove_stale_temps, run_file, safe_name, write_atomic, write_json_atomic
 from accapp.suites import catalog
 from accapp.suites.evaluate import evaluate_suite
 from accapp.suites.score import COLUMNS, check_causal, score_suite
@@ -231,10 +231,9 @@ def _versions() -> dict:
 
 # ---- consolidating ---------------------------------------------------------------------------
 def consolidated_paths(folder: Path, model: str, collection: str = SHIPPED) -> dict[str, Path]:
-    base = Path(folder) / f"{safe_name(model)}__{safe_name(collection)}"
-    return {"regions": base.with_name(base.name + ".regions.parquet"),
-            "outcomes": base.with_name(base.name + ".outcomes.parquet"),
-            "manifest": base.with_name(base.name + ".manifest.json")}
+    return {"regions": run_file(folder, model, collection, ".regions.parquet"),
+            "outcomes": run_file(folder, model, collection, ".outcomes.parquet"),
+            "manifest": run_file(folder, model, collection, ".manifest.json")}
 
 
 SMALL_INTS = {"item": "int32", "region_number": "int16", "prediction": "int16"}

@@ -41,7 +41,7 @@ import pandas as pd
 
 from accapp import settings
 from accapp.errors import UserError
-from accapp.files import safe_name
+from accapp.files import run_file
 from accapp.schema import RESULT_COLUMNS, SENTENCE_RESULT_COLUMNS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -305,7 +305,7 @@ class Store:
     def manifest(self, model: str, benchmark: str) -> dict:
         """The run's manifest (``<model>__<benchmark>.manifest.json``), or {} when there is none."""
         self.check(model, benchmark)
-        path = self.results_dir / f"{safe_name(model)}__{safe_name(benchmark)}.manifest.json"  # as the runner names it
+        path = run_file(self.results_dir, model, benchmark, ".manifest.json")
         if not path.is_file():
             return {}
         try:
