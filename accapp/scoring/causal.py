@@ -590,7 +590,7 @@ class CausalScorer:
                     targets += own
             if scored:
                 # Index arrays built in numpy, one tensor each: a small tensor op costs a GPU's launch or
-                # ~20 us on this CPU, and a probe has thousands of sequences (issue 53).
+                # ~20 us on this CPU, and a probe has thousands of sequences.
                 wanted = torch.from_numpy(np.concatenate(rows))
                 # Rows whose word-boundary mass is wanted join the projection that scores the tokens.
                 kinds = [kind for i, _ in bounded for kind in boundaries[i]]

@@ -2,8 +2,8 @@
 pass, and a KV cache that takes that memory as it is.
 
 transformers' DynamicCache(ddp_cache_data=...) copies its data on construction, and a fresh buffer each pass
-cost its size in page faults: together most of an every-method probe's host time on this CPU (issue 53;
-docs/performance.md). The layers' update still concatenates the pass's own keys as DynamicLayer does
+cost its size in page faults: together most of an every-method probe's host time on this CPU
+(docs/performance.md). The layers' update still concatenates the pass's own keys as DynamicLayer does
 (writing them in place into room left in the buffer measured a few per cent slower in the forward).
 """
 
@@ -22,15 +22,7 @@ class Scratch:
     (release); a thread's own, as the app may run one model's requests side by side."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
-
-    @property
-    def storage(self) -> torch.Tensor | None:
-        return getattr(self._local, "storage", None)
-
-    @storage.setter
-    def storage(self, value: torch.Tensor | None) -> None:
-        self._local.storage = value
+        self._local = threading.local()  # .storage: this thread's memory, or None
 
     def buffer(self, like: torch.Tensor, batch: int, past: int) -> torch.Tensor:
         """(layers, 2, batch, heads, past, head dim) for a prefix KV `like` (layers, 2, heads, tokens, head
@@ -40,13 +32,13 @@ class Scratch:
         layers, two, heads, _, dim = like.shape
         shape = (layers, two, batch, heads, past, dim)
         n = math.prod(shape)
-        s = self.storage
+        s = getattr(self._local, "storage", None)
         if s is None or s.numel() < n or s.dtype != like.dtype or s.device != like.device:
-            self.storage = s = like.new_empty(n + n // 4)  # a quarter spare: the next pass may be a little wider
+            self._local.storage = s = like.new_empty(n + n // 4)  # a quarter spare: the next pass may be a little wider
         return s[:n].view(shape)
 
     def release(self) -> None:
-        self.storage = None
+        self._local.storage = None
 
 
 def prefilled_cache(buffer: torch.Tensor) -> DynamicCache:
