@@ -406,3 +406,62 @@ def test_a_template_longer_than_the_sliding_window_is_scored_exactly(tiny_gemma)
     want = CausalScorer(lm, batch_size=1, share_prefix=False).score(seqs)
     for a, b in zip(got, want):
         assert float(np.abs(a - b).max()) < TOKEN_TOL
+
+
+def test_the_next_pass_is_made_while_the_decoder_runs(tiny_llama):
+    """Packed passes: after the decoder's pass k, the inputs of pass k+1 are already being made; a scorer that
+    began them only after pass k returned would never get there in time (the wait below is bounded, and
+    the decoder's call is what it waits in). The scores are those of the same scorer's plain passes."""
+    import threading
+
+    def scorer():
+        return CausalScorer(tiny_llama, batch_size=1, row_tokens=8, pass_tokens_per_string=8)  # a row a pass
+
+    sc = scorer()
+    template = "The following sentence is grammatically acceptable.\n\n"
+    t_ids = sc.encode(template).ids
+    sents = ["These casseroles disgust Kayla.", "These casseroles disgusts Kayla.", "Many girls insulted themselves.",
+             "A cat.", "Some dogs were barking loudly at the mailman this morning."]
+    seqs = [sc.with_start(t_ids + sc.encode(s).ids) for s in sents]
+    limits = [1 + len(t_ids)] * len(seqs)
+    with DecoderWidths(tiny_llama) as widths:
+        expected = scorer().score(seqs, limits)
+    n = len(widths.packed)
+    assert n >= 3, "the sentences should need several packed passes"
+
+    made: list[str] = []  # per pass whose inputs were begun: the thread that made them
+    inner_inputs, inner_decoder = sc._packed_inputs, sc._decoder
+
+    def packed_inputs(*args, **kwargs):
+        made.append(threading.current_thread().name)
+        return inner_inputs(*args, **kwargs)
+
+    waited: list[bool] = []  # per packed pass but the last: the next one's inputs begun before it returned
+
+    def decoder(**kwargs):
+        packed = kwargs.get("attention_mask") is not None and kwargs["attention_mask"].dim() == 4
+        k = len(waited)
+        if packed and k + 1 < n:
+            waited.append(_within(lambda: len(made) > k + 1))  # while pass k is still inside the decoder
+        return inner_decoder(**kwargs)
+
+    sc._packed_inputs, sc._decoder = packed_inputs, decoder
+    scores = sc.score(seqs, limits)
+    assert len(made) == n and all(waited) and len(waited) == n - 1, (made, waited)
+    assert threading.current_thread().name not in made  # made beside the scoring thread, not on it
+    assert all(np.array_equal(a, b) for a, b in zip(scores, expected))
+    plain = CausalScorer(tiny_llama, batch_size=1, share_prefix=False).score(seqs)
+    for a, b in zip(scores, plain):
+        assert float(np.abs(a - b).max()) < TOKEN_TOL
+
+
+def _within(condition, seconds: float = 30.0) -> bool:
+    """Whether condition() comes true within `seconds`."""
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.005)
+    return False

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -38,7 +39,7 @@ from accapp.models.loading import LoadedModel
 from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult, TopKRequest, TopKResult
 from accapp.scoring.boundary import boundary_masks, context_kinds, surface_texts
-from accapp.scoring.context import seam, shifted
+from accapp.scoring.context import seam
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, ancestor_mask, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
@@ -201,7 +202,6 @@ class CausalScorer:
         # Work counters for the benchmark's FLOP/s figure: tokens through the decoder and
         # rows through the vocabulary projection.
         self.stats = {"decoder_tokens": 0, "head_rows": 0}
-        self._scratch = Scratch()  # the packed passes' past KV, reused within a call (prefilled_cache.py)
         self._boundary: dict | None = None  # the word-boundary masks, built on first use
         self._masks: tuple | None = None  # the same, stacked for streamed_target_logprobs
         self.sentence_start = self.convention.sentence_start(conventions.family_name(lm.spec))
@@ -445,12 +445,12 @@ class CausalScorer:
         window = getattr(self.model.config, "sliding_window", None)
         return self.pack and any(shared) and not (window and max(len(s) for s in seqs) >= window)
 
-    def _forward_packed(self, units: list[Unit], rows: list[list[int]]):
-        """Hidden states of token trees packed several to a row: each node sees its template
-        prefix's cached KV (a unit's key is its prefix's tokens), its ancestors and itself
-        (a 4-D mask), at its own position.
+    def _packed_inputs(self, units: list[Unit], rows: list[list[int]], prefixes: dict, past_memory: Callable):
+        """The decoder's inputs for token trees packed several to a row: each node sees its template
+        prefix's cached KV (a unit's key is its prefix's tokens; prefixes maps it to its CachedPrefix), its
+        ancestors and itself (a 4-D mask), at its own position. past_memory(like, B, P): Scratch.buffer.
 
-        Returns the hidden states (B, L, H) and, per unit, (row, offset of its first node).
+        Returns the decoder's keyword arguments and, per unit, (row, offset of its first node).
         """
         cols: list[dict] = []  # per row: prefix -> first column of its KV in the row's past
         widths: list[int] = []
@@ -487,28 +487,44 @@ class CausalScorer:
                 place[u] = (b, off)
                 off += n
         allowed[:, :, P:] = ancestor_mask(parents)  # each node sees its ancestors and itself (padding: itself)
-        ids_t = torch.from_numpy(ids)
-        self.stats["decoder_tokens"] += ids_t.numel()
         cache = None
         if P:
-            # The prefixes written once into memory kept across the call's passes (prefilled_cache.py).
-            buffer = self._scratch.buffer(self._prefix(next(k for at in cols for k in at)).kv, B, P)
+            # The prefixes written into memory kept across the call's passes (prefilled_cache.py).
+            buffer = past_memory(prefixes[next(k for at in cols for k in at)].kv, B, P)
             for b, at in enumerate(cols):
                 for prefix, c in at.items():
-                    buffer[:, :, b, :, c : c + len(prefix)] = self._prefix(prefix).kv
-                buffer[:, :, b, :, widths[b] : P] = 0  # columns no token of the row sees
+                    buffer[:, :, b, :, c : c + len(prefix)] = prefixes[prefix].kv
             # No config, as in _forward_batch: a row's prefixes together may outgrow a sliding window.
             cache = prefilled_cache(buffer)
         mask = torch.from_numpy(allowed)[:, None]
         dtype = next(self.model.parameters()).dtype
         if self.model.config._attn_implementation == "eager" or not dtype.is_floating_point:
             mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(~mask, torch.finfo(torch.float32).min)
-        out = self._decoder(
-            input_ids=ids_t.to(self.device), past_key_values=cache,
-            attention_mask=mask.to(self.device), position_ids=torch.from_numpy(positions).to(self.device),
-            use_cache=cache is not None,
-        )
-        return out.last_hidden_state, place
+        inputs = dict(input_ids=torch.from_numpy(ids).to(self.device), past_key_values=cache,
+                      attention_mask=mask.to(self.device), position_ids=torch.from_numpy(positions).to(self.device),
+                      use_cache=cache is not None)
+        return inputs, place
+
+    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]]):
+        """(hidden states (B, L, H), place) of each group of rows, one forward pass each. The next pass's
+        inputs (its mask, its rows' prefix KV copied into their past) are made on a second thread while the
+        decoder runs the current one: on a GPU the host then no longer leaves the card waiting between
+        passes, and on a CPU the copying takes the core the decoder's thread leaves free."""
+        prefixes = {key: self._prefix(key) for key in dict.fromkeys(u.key for u in units) if key}  # looked up here, once
+        scratch = Scratch()  # two slots: the pass running, the pass being made
+
+        def prepare(k: int):
+            with torch.inference_mode():  # a thread's own mode: as the calling thread's
+                return self._packed_inputs(units, groups[k], prefixes, functools.partial(scratch.buffer, slot=k % 2))
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-pass") as ahead:
+            coming = ahead.submit(prepare, 0)
+            for k in range(len(groups)):
+                inputs, place = coming.result()
+                if k + 1 < len(groups):
+                    coming = ahead.submit(prepare, k + 1)
+                self.stats["decoder_tokens"] += inputs["input_ids"].numel()
+                yield self._decoder(**inputs).last_hidden_state, place
 
     def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int]):
         """PassStates of each forward pass."""
@@ -520,8 +536,8 @@ class CausalScorer:
             unit_keys = [u.key for u in units]
             budget = self.batch_size * self.pass_tokens_per_string
             rows = pack_rows(sizes, unit_keys, balanced_capacity(sizes, unit_keys, max(self.row_tokens, max(sizes)), budget))
-            for group in passes([sum(sizes[u] for u in r) for r in rows], budget):
-                hidden, place = self._forward_packed(units, [rows[r] for r in group])
+            groups = [[rows[r] for r in group] for group in passes([sum(sizes[u] for u in r) for r in rows], budget)]
+            for hidden, place in self._packed_passes(units, groups):
                 width = hidden.shape[1]
                 members, nodes, ids, prefixes = [], [], [], []
                 for u, (b, off) in place.items():
@@ -633,7 +649,6 @@ class CausalScorer:
             if waiting.rows >= self.head_chunk_rows:
                 self._project_waiting(waiting)
         self._project_waiting(waiting)
-        self._scratch.release()
         return results  # type: ignore[return-value]
 
     def _fill_scored(self, scored: list, results: list, flat_lp: np.ndarray) -> None:
@@ -677,7 +692,6 @@ class CausalScorer:
             try:
                 return self.score(*args)
             except torch.OutOfMemoryError:
-                self._scratch.release()
                 if self.batch_size <= MIN_BATCH and self.head_chunk_rows <= MIN_HEAD_ROWS:
                     raise
                 if torch.cuda.is_available():
@@ -816,7 +830,8 @@ class CausalScorer:
         for p, text in enumerate(req.parts):
             enc = self.encode(lead + text if p == 0 else text)
             ids.extend(enc.ids)
-            offsets.extend(shifted(((base + a, base + b) for a, b in enc.offsets), 0))
+            # Into the joined parts; a seam's characters before the first part are none of them.
+            offsets.extend(enc.offsets if base == 0 else [(max(base + a, 0), max(base + b, 0)) for a, b in enc.offsets])
             part_of.extend([p] * len(enc.ids))
             base += len(text) + (len(lead) if p == 0 else 0)
         return ids, offsets, part_of

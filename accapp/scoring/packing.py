@@ -59,11 +59,13 @@ def build_units(owns: Sequence[Sequence[int]], keys: Sequence[Hashable], capacit
                 units.append(unit)
                 path: list[int] = []
             path = path[:shared]
-            for d in range(shared, len(own)):
-                unit.tokens.append(own[d])
+            first, added = len(unit.tokens), len(own) - shared
+            if added > 0:  # a chain of new nodes: each the parent of the next, the first under path's end
+                unit.tokens.extend(own[shared:])
                 unit.parent.append(path[-1] if path else -1)
-                unit.depth.append(d)
-                path.append(len(unit.tokens) - 1)
+                unit.parent.extend(range(first, first + added - 1))
+                unit.depth.extend(range(shared, len(own)))
+                path.extend(range(first, first + added))
             unit.members.append(i)
             unit.paths.append(list(path))
             prev = own

@@ -1,5 +1,5 @@
 """The packed passes' past: template prefixes' keys and values written once into memory kept from pass to
-pass, and a KV cache that takes that memory as it is.
+pass within a call, and a KV cache that takes that memory as it is.
 
 transformers' DynamicCache(ddp_cache_data=...) copies its data on construction, and a fresh buffer each pass
 cost its size in page faults: together most of an every-method probe's host time on this CPU
@@ -10,7 +10,6 @@ cost its size in page faults: together most of an every-method probe's host time
 from __future__ import annotations
 
 import math
-import threading
 
 import torch
 from transformers import DynamicCache
@@ -18,27 +17,26 @@ from transformers.cache_utils import DynamicLayer
 
 
 class Scratch:
-    """Memory for the passes' past KV, kept from pass to pass within one scoring call and let go after it
-    (release); a thread's own, as the app may run one model's requests side by side."""
+    """Memory for one scoring call's past KV, kept from pass to pass and let go with the call: two slots, the
+    pass the decoder runs and the pass being made beside it."""
 
     def __init__(self) -> None:
-        self._local = threading.local()  # .storage: this thread's memory, or None
+        self._storage: list[torch.Tensor | None] = [None, None]
 
-    def buffer(self, like: torch.Tensor, batch: int, past: int) -> torch.Tensor:
+    def buffer(self, like: torch.Tensor, batch: int, past: int, slot: int) -> torch.Tensor:
         """(layers, 2, batch, heads, past, head dim) for a prefix KV `like` (layers, 2, heads, tokens, head
-        dim), its values left as they were: the caller writes every column a row's mask lets it see and
-        zeroes the rest (masked columns still enter the attention's product with weight 0, and 0 times a
-        stray NaN is NaN)."""
+        dim), its values left as they were: the caller writes every column a row's mask lets it see, and
+        the rest hold zeros or keys and values an earlier pass wrote, finite numbers either way. A masked
+        column still enters the attention's product, with weight exactly 0, so it adds 0 there; only a
+        stray NaN or infinity would spread, hence memory made with zeros, never left uninitialised."""
         layers, two, heads, _, dim = like.shape
         shape = (layers, two, batch, heads, past, dim)
         n = math.prod(shape)
-        s = getattr(self._local, "storage", None)
+        s = self._storage[slot]
         if s is None or s.numel() < n or s.dtype != like.dtype or s.device != like.device:
-            self._local.storage = s = like.new_empty(n + n // 4)  # a quarter spare: the next pass may be a little wider
+            self._storage[slot] = None  # the old memory goes before the new is made
+            self._storage[slot] = s = like.new_zeros(n + n // 4)  # a quarter spare: the next pass may be a little wider
         return s[:n].view(shape)
-
-    def release(self) -> None:
-        self._local.storage = None
 
 
 def prefilled_cache(buffer: torch.Tensor) -> DynamicCache:
