@@ -194,7 +194,7 @@ def test_alone_and_batched_equal_the_naive_scorer_on_5_pairs_every_method(smollm
     (measured, against the float64 truth too), 1e-3 nats at -70 nats being the bound the tolerances keep.
     5, not 10: the naive baseline runs 54 full passes a pair (docs/performance.md, "The test suite's time");
     breadth is covered elsewhere: the tiny models on every method (test_tiny_engine.py), the float64
-    reference on 50 pairs' LPs (test_causal_scorer.py). Gemma's case: test_causal_scorer.py's batched
+    reference on 20 pairs' LPs (test_causal_scorer.py). Gemma's case: test_causal_scorer.py's batched
     against one at a time."""
     from accapp.engine import Engine
     from accapp.methods import method_ids

@@ -411,7 +411,8 @@ def test_a_template_longer_than_the_sliding_window_is_scored_exactly(tiny_gemma)
 def test_the_next_pass_is_made_while_the_decoder_runs(tiny_llama):
     """Packed passes: after the decoder's pass k, the inputs of pass k+1 are already being made; a scorer that
     began them only after pass k returned would never get there in time (the wait below is bounded, and
-    the decoder's call is what it waits in). The scores are those of the same scorer's plain passes."""
+    the decoder's call is what it waits in). The scores are bit for bit those of a second scorer of the same
+    settings, and within the token tolerance of one with no packing or prefix sharing."""
     import threading
 
     def scorer():

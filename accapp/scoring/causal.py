@@ -39,7 +39,7 @@ from accapp.models.loading import LoadedModel
 from accapp.scoring import convention as conventions
 from accapp.scoring.api import BoundaryRequest, NextRequest, SeqRequest, SeqResult, TopKRequest, TopKResult
 from accapp.scoring.boundary import boundary_masks, context_kinds, surface_texts
-from accapp.scoring.context import seam
+from accapp.scoring.context import seam, shifted
 from accapp.scoring.logsoftmax import streamed_target_logprobs
 from accapp.scoring.packing import ROW_TOKENS, Unit, ancestor_mask, balanced_capacity, build_units, pack_rows, passes
 from accapp.scoring.pass_size import DEFAULT_BATCH, DEFAULT_HEAD_ROWS
@@ -505,12 +505,12 @@ class CausalScorer:
                       use_cache=cache is not None)
         return inputs, place
 
-    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]]):
-        """(hidden states (B, L, H), place) of each group of rows, one forward pass each. The next pass's
+    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]], prefixes: dict):
+        """(hidden states (B, L, H), place) of each group of rows, one forward pass each (prefixes: each unit
+        key's CachedPrefix, for _packed_inputs). The next pass's
         inputs (its mask, its rows' prefix KV copied into their past) are made on a second thread while the
         decoder runs the current one: on a GPU the host then no longer leaves the card waiting between
         passes, and on a CPU the copying takes the core the decoder's thread leaves free."""
-        prefixes = {key: self._prefix(key) for key in dict.fromkeys(u.key for u in units) if key}  # looked up here, once
         scratch = Scratch()  # two slots: the pass running, the pass being made
 
         def prepare(k: int):
@@ -537,12 +537,13 @@ class CausalScorer:
             budget = self.batch_size * self.pass_tokens_per_string
             rows = pack_rows(sizes, unit_keys, balanced_capacity(sizes, unit_keys, max(self.row_tokens, max(sizes)), budget))
             groups = [[rows[r] for r in group] for group in passes([sum(sizes[u] for u in r) for r in rows], budget)]
-            for hidden, place in self._packed_passes(units, groups):
+            cached = {key: self._prefix(key) for key in dict.fromkeys(unit_keys) if key}  # looked up once a call
+            for hidden, place in self._packed_passes(units, groups, cached):
                 width = hidden.shape[1]
                 members, nodes, ids, prefixes = [], [], [], []
                 for u, (b, off) in place.items():
                     unit = units[u]
-                    pr = self._prefix(unit.key) if unit.key else None
+                    pr = cached.get(unit.key)
                     for i, path in zip(unit.members, unit.paths):
                         members.append(i)
                         nodes.append(np.asarray(path) + (b * width + off))
@@ -831,7 +832,7 @@ class CausalScorer:
             enc = self.encode(lead + text if p == 0 else text)
             ids.extend(enc.ids)
             # Into the joined parts; a seam's characters before the first part are none of them.
-            offsets.extend(enc.offsets if base == 0 else [(max(base + a, 0), max(base + b, 0)) for a, b in enc.offsets])
+            offsets.extend(enc.offsets if base == 0 else shifted(enc.offsets, -base))
             part_of.extend([p] * len(enc.ids))
             base += len(text) + (len(lead) if p == 0 else 0)
         return ids, offsets, part_of
