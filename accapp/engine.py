@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from accapp import languages
 from accapp.errors import UserError, check_token_length, validate_sentence
 from accapp.methods import resolve
-from accapp.methods.base import Context, MethodScore
+from accapp.methods.base import CallResults, Context, MethodScore, score_of
 from accapp.scoring import convention as conventions
 from accapp.scoring import topk as top_k
 from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult, TopKRequest
@@ -193,11 +193,11 @@ class Engine:
                 for r in m.requests(pair, ctx):
                     requests[r] = None
         results = self.scorer.execute(list(requests))
-        res = results.__getitem__
+        res = CallResults(results)
         out = []
         for pair in pairs:
             ctx = ctx_of[id(pair)]
-            scores = [s for m in methods for s in m.score(pair, ctx, res)]
+            scores = [s for m in methods for s in score_of(m, pair, ctx, res)]
             tokens, detail = {}, {}
             for key, s in (("good", pair.good), ("bad", pair.bad)):
                 tokens[key], d = token_view(results[self._token_requests(s, pair.context)[0]])

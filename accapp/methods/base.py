@@ -32,6 +32,30 @@ class Context:
 
 Results = Callable[[object], object]  # request -> its result (see accapp.scoring.api)
 
+
+class CallResults:
+    """One scoring call's results (called with a request, as any Results), and the method scores already
+    made from them: an ensemble's members are the methods' own, made once a pair (score_of)."""
+
+    def __init__(self, answers: dict) -> None:
+        self.answers = answers
+        self.scored: dict = {}  # (method id, pair) -> its scores; as many as the call's pairs and methods
+
+    def __call__(self, request):
+        return self.answers[request]
+
+
+def score_of(method, pair, ctx, res: Results) -> list:
+    """method.score(pair, ctx, res), made once per pair where res keeps what was scored (CallResults)."""
+    scored = getattr(res, "scored", None)
+    if scored is None:
+        return method.score(pair, ctx, res)
+    key = (method.id, pair)
+    hit = scored.get(key)
+    if hit is None:
+        hit = scored[key] = method.score(pair, ctx, res)
+    return hit
+
 REQUESTS_MAX = 20_000  # requests a context keeps (remembered): a block's, cleared when full
 
 

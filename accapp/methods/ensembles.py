@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accapp.methods import formulas as F
-from accapp.methods.base import Answers, Method, judged
+from accapp.methods.base import Answers, Method, judged, score_of
 from accapp.methods.prompting import YesNoProbComp
 from accapp.methods.readout import InTemplateSingle
 from accapp.schema import ENSEMBLE_METHODS
@@ -22,9 +22,10 @@ class Ensemble(Method):
         return self._p.requests(pair, ctx) + self._l.requests(pair, ctx)
 
     def score(self, pair, ctx, res):
-        # each vote a prediction as Ide et al. count it: right when score(good) > score(bad)
-        p_votes = [r.strict_verdict == "good" for r in self._p.score(pair, ctx, res)]
-        l_votes = [r.strict_verdict == "good" for r in self._l.score(pair, ctx, res)]
+        # each vote a prediction as Ide et al. count it: right when score(good) > score(bad); the
+        # members' scores are those the pair's own Yes/No prob comp and in-template LP rows show
+        p_votes = [r.strict_verdict == "good" for r in score_of(self._p, pair, ctx, res)]
+        l_votes = [r.strict_verdict == "good" for r in score_of(self._l, pair, ctx, res)]
         won = F.ensemble_correct(p_votes, l_votes, self.n_p, self.n_l)
         return [judged(self.id, "-", won, 1.0 - won, answers=Answers(p_votes=sum(p_votes), l_votes=sum(l_votes)))]
 

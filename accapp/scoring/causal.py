@@ -48,6 +48,7 @@ from accapp.scoring.tokens import SpecialSplit, common_prefix_len, encode_ids, v
 from accapp.scoring.topk import split_top_rows, top_rows
 
 ENCODE_CACHE_MAX = 200_000  # strings whose tokens a scorer keeps (cleared when full)
+ANSWER_IDS_MAX = 1_024  # answers whose vocabulary ids a scorer keeps (cleared when full)
 # The smallest pass and projection an out-of-memory retry goes down to.
 MIN_BATCH, MIN_HEAD_ROWS = 1, 16
 # Below this many shared tokens a separate prefix pass costs more than it saves.
@@ -120,6 +121,18 @@ class _Waiting:
         return torch.cat(self.hidden), torch.cat(self.targets), torch.cat(self.rows_of)
 
 
+def rows_among(flat: torch.Tensor, extra: list[torch.Tensor], rows: torch.Tensor) -> torch.Tensor:
+    """torch.cat([flat, *extra])[rows] for rows in ascending order, without copying all of flat first."""
+    if not extra:
+        return flat[rows]
+    n = flat.shape[0]
+    k = int(torch.searchsorted(rows, n))  # rows[:k] in flat, the rest among the extra rows
+    out = flat.new_empty((len(rows), flat.shape[1]))
+    torch.index_select(flat, 0, rows[:k], out=out[:k])  # each row copied once, straight into place
+    torch.index_select(torch.cat(extra), 0, rows[k:] - n, out=out[k:])
+    return out
+
+
 def _fill_answers(asked: list[int], answers: list, raw: list, results: list, flat_lp: np.ndarray) -> None:
     """The candidate answers' log-probs at each asked sequence's end (one padded row per asked
     sequence, in order), for those not read as raw logits."""
@@ -174,6 +187,7 @@ class CausalScorer:
         self.share_prefix = share_prefix
         self._encode_cache: dict[str, Encoded] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # prompts' ids (ids_of)
+        self._answer_ids: dict[str, int] = {}  # answers' vocabulary ids (_vocabulary_id), ANSWER_IDS_MAX of them
         # Prompts tokenized piece by piece between special tokens, where that is exact (tokens.SpecialSplit)
         self._special_split = SpecialSplit.of(self.tokenizer) if split_prompts else None
         self._prefix_cache: OrderedDict = OrderedDict()
@@ -613,13 +627,13 @@ class CausalScorer:
                 kinds = [kind for i, _ in bounded for kind in boundaries[i]]
                 brows = torch.from_numpy(np.concatenate([node for _, node in bounded])) if bounded else wanted[:0]
                 uniq, inverse = torch.unique(torch.cat([wanted, brows]), return_inverse=True)
-                source = torch.cat([flat] + [h for _, h in extra.values()]) if extra else flat
+                source = rows_among(flat, [h for _, h in extra.values()], uniq)
                 if bounded:
                     index = self._mask_table()[1]
                     mask_of = torch.full((len(uniq),), -1, dtype=torch.long)
                     mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in kinds], dtype=torch.long)
                     k_top, topk_of, extras = top_rows(bounded, topk, inverse[len(wanted):], len(uniq))
-                    lp_t, mass = self._logprobs_of(source[uniq], torch.tensor(targets, dtype=torch.long), inverse[: len(wanted)], mask_of,
+                    lp_t, mass = self._logprobs_of(source, torch.tensor(targets, dtype=torch.long), inverse[: len(wanted)], mask_of,
                                                    k_top, topk_of, extras)
                     if k_top and topk_out is not None:
                         topk_out.update(split_top_rows(bounded, topk, inverse[len(wanted):], topk_of, extras))
@@ -633,7 +647,7 @@ class CausalScorer:
                         at += len(node)
                     self._fill_scored(scored, results, lp_t.numpy())
                 else:
-                    waiting.add(source[uniq], torch.tensor(targets, dtype=torch.long), inverse,
+                    waiting.add(source, torch.tensor(targets, dtype=torch.long), inverse,
                                 functools.partial(self._fill_scored, scored, results))
             if asked:
                 width = max(len(answers[i]) for i in asked)
@@ -852,20 +866,29 @@ class CausalScorer:
         """Per answer: (context ids with start token, answer ids). read="vocabulary": the whole
         prompt as written (a trailing space is its own token), then the answer's vocabulary entry."""
         ctx_ids = self.ids_of(req.prompt)
+        if req.read == "vocabulary":
+            fed = self.prompt_start(ctx_ids)  # one tuple for every answer: the same context
+            return [(fed, (self._vocabulary_id(answer),)) for answer in req.answers]
         plans = []
         for answer in req.answers:
-            if req.read == "vocabulary":
-                tid = vocabulary_id(self.tokenizer, answer)
-                if tid is None:
-                    raise ValueError(f"answer {answer!r} is not one token of {self.lm.spec.id}'s vocabulary")
-                plans.append((self.prompt_start(ctx_ids), (tid,)))
-                continue
             full = self.ids_of(req.prompt + answer)
             k = common_prefix_len(ctx_ids, full)
             if k == len(full):
                 raise ValueError(f"answer {answer!r} adds no token after the prompt")
             plans.append((self.prompt_start(full[:k]), tuple(full[k:])))
         return plans
+
+    def _vocabulary_id(self, answer: str) -> int:
+        """An answer's vocabulary entry (vocabulary_id), looked up once: the same few answers come in every prompt."""
+        tid = self._answer_ids.get(answer)
+        if tid is None:
+            tid = vocabulary_id(self.tokenizer, answer)
+            if tid is None:
+                raise ValueError(f"answer {answer!r} is not one token of {self.lm.spec.id}'s vocabulary")
+            if len(self._answer_ids) >= ANSWER_IDS_MAX:
+                self._answer_ids.clear()
+            self._answer_ids[answer] = tid
+        return tid
 
     def _seq_limit(self, req: SeqRequest) -> int:
         """Tokens a templated string shares with its template-mates: start token + first part;
@@ -932,7 +955,7 @@ class CausalScorer:
         # A NextRequest whose answers are single tokens after one shared context needs one
         # pass and a projection at the answer position; others score the answer tokens.
         plans = {r: self.answer_plan(r) for r in next_reqs}
-        simple = [r for r in next_reqs if len({c for c, _ in plans[r]}) == 1 and all(len(a) == 1 for _, a in plans[r])]
+        simple = [r for r in next_reqs if one_context(plans[r]) and all(len(a) == 1 for _, a in plans[r])]
         simple_set = set(simple)
         chained = [(r, i) for r in next_reqs if r not in simple_set for i in range(len(r.answers))]
 
@@ -981,6 +1004,14 @@ class CausalScorer:
             out[r] = _first_k(top, r.k) if top is not None else self.top_k([r.text], r.k)[0]
         wanted = set(requests)
         return {r: v for r, v in out.items() if r in wanted}
+
+
+def one_context(plan) -> bool:
+    """Whether every answer of a plan (answer_plan) comes after the same context (often the same tuple)."""
+    if not plan:
+        return False
+    first = plan[0][0]
+    return all(c is first or c == first for c, _ in plan)
 
 
 def _first_k(top: TopKResult, k: int) -> TopKResult:

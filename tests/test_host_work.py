@@ -1,0 +1,113 @@
+"""The host's work around the model, made cheaper without changing a number (fast tier): the
+collector kept off a loaded model's objects, an ensemble's members scored once a pair, the rows a
+projection needs gathered without a copy of the whole pass, a sentence's sum taken as np.sum takes it."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import torch
+
+from accapp.engine import Engine
+from accapp.methods import formulas as F
+from accapp.methods import method_ids
+from accapp.methods.base import CallResults, score_of
+from accapp.methods.ensembles import Ensemble
+from accapp.methods.prompting import YesNoProbComp
+from accapp.models import heap
+from accapp.scoring.api import Pair
+from accapp.scoring.causal import CausalScorer, one_context, rows_among
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.other = None
+
+
+def _cycle() -> weakref.ref:
+    """Two objects that hold each other and nothing else: only the cyclic collector frees them."""
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def test_settled_objects_are_skipped_by_the_collector_until_released():
+    try:
+        alive = _cycle()
+        heap.settle()  # as after a model's load: the cycle is garbage, and collected first
+        assert alive() is None and gc.get_freeze_count() > 0
+        kept = _cycle()
+        gc.freeze()  # as a cycle a load left reachable, then dropped while frozen
+        gc.collect()
+        assert kept() is not None  # a full collection no longer walks it
+        heap.release()  # a model forgotten: back under the collector, collected
+        assert kept() is None and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_an_ensemble_reuses_its_members_scores(tiny_llama):
+    """Each ensemble votes with the pair's own Yes/No prob comp and in-template LP rows: the four ensembles
+    and the methods themselves make those scores once a pair, not five times, and the votes are the rows'."""
+    made = []
+    inner = YesNoProbComp.score
+
+    def counted(self, pair, ctx, res):
+        made.append(pair)
+        return inner(self, pair, ctx, res)
+
+    pairs = [Pair("The cat sleeps.", "The cat sleep."), Pair("Some dogs were barking.", "Some dogs was barking.")]
+    YesNoProbComp.score = counted
+    try:
+        out = Engine(CausalScorer(tiny_llama)).score_pairs(pairs, method_ids("causal"), "en")
+    finally:
+        YesNoProbComp.score = inner
+    assert sorted(map(id, made)) == sorted(map(id, pairs))  # once a pair, every ensemble included
+    ensembles = [m for m in method_ids("causal") if m.startswith("ens_")]
+    assert len(ensembles) == 4
+    for result in out:
+        rows = {(s.method, s.template): s for s in result.scores}
+        p_votes = sum(s.strict_verdict == "good" for (m, _), s in rows.items() if m == "yes_no_prob_comp")
+        l_votes = sum(s.strict_verdict == "good" for (m, _), s in rows.items() if m == "in_template_lp")
+        for e in ensembles:
+            assert (rows[(e, "-")].answers.p_votes, rows[(e, "-")].answers.l_votes) == (p_votes, l_votes)
+
+
+def test_an_ensemble_given_plain_results_makes_its_members_itself(tiny_llama):
+    """With a plain results function (no record of what was scored), as score_strings and older callers
+    give, an ensemble scores its members itself, and says what it says with the record."""
+    engine = Engine(CausalScorer(tiny_llama))
+    pair, ctx, ens = Pair("The cat sleeps.", "The cat sleep."), engine.context("en"), Ensemble("ens_mix_l3")
+    results = engine.scorer.execute(list(dict.fromkeys(ens.requests(pair, ctx))))
+    plain = ens.score(pair, ctx, results.__getitem__)
+    recorded = CallResults(results)
+    assert ens.score(pair, ctx, recorded) == plain and recorded.scored  # the members were recorded
+    assert score_of(ens, pair, ctx, recorded) is score_of(ens, pair, ctx, recorded)
+
+
+def test_rows_among_equals_cat_then_index():
+    gen = torch.Generator().manual_seed(0)
+    flat = torch.randn(50, 8, generator=gen)
+    extra = [torch.randn(1, 8, generator=gen) for _ in range(3)]
+    for rows in ([0, 3, 49, 50, 52], [1, 2, 3], [50, 51, 52], [49]):
+        rows = torch.tensor(rows)
+        assert torch.equal(rows_among(flat, extra, rows), torch.cat([flat, *extra])[rows])
+    assert torch.equal(rows_among(flat, [], torch.tensor([4, 7])), flat[[4, 7]])
+
+
+def test_one_context():
+    a = (1, 2, 3)
+    assert one_context([(a, (5,)), (a, (6,))])
+    assert one_context([(a, (5,)), ((1, 2, 3), (6,))])
+    assert not one_context([(a, (5,)), ((1, 2), (6,))])
+    assert not one_context([])
+
+
+def test_lp_sums_exactly_as_np_sum():
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 7, 8, 9, 100, 1000):
+        x = (rng.standard_normal(n) * 10).astype(np.float32)
+        assert F.lp(x) == float(np.sum(x, dtype=np.float64))
+        assert F.lp(list(map(float, x))) == float(np.sum(list(map(float, x)), dtype=np.float64))
