@@ -1,11 +1,7 @@
-"""The host's work around the model, made cheaper without changing a number (fast tier): the
-collector kept off a loaded model's objects, an ensemble's members scored once a pair, the rows a
+"""The host's work around the model, made cheaper without changing a number (fast tier): an ensemble's members scored once a pair, the rows a
 projection needs gathered without a copy of the whole pass, a sentence's sum taken as np.sum takes it."""
 
 from __future__ import annotations
-
-import gc
-import weakref
 
 import numpy as np
 import torch
@@ -16,36 +12,8 @@ from accapp.methods import method_ids
 from accapp.methods.base import CallResults, score_of
 from accapp.methods.ensembles import Ensemble
 from accapp.methods.prompting import YesNoProbComp
-from accapp.models import heap
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer, one_context, rows_among
-
-
-class _Node:
-    def __init__(self) -> None:
-        self.other = None
-
-
-def _cycle() -> weakref.ref:
-    """Two objects that hold each other and nothing else: only the cyclic collector frees them."""
-    a, b = _Node(), _Node()
-    a.other, b.other = b, a
-    return weakref.ref(a)
-
-
-def test_settled_objects_are_skipped_by_the_collector_until_released():
-    try:
-        alive = _cycle()
-        heap.settle()  # as after a model's load: the cycle is garbage, and collected first
-        assert alive() is None and gc.get_freeze_count() > 0
-        kept = _cycle()
-        gc.freeze()  # as a cycle a load left reachable, then dropped while frozen
-        gc.collect()
-        assert kept() is not None  # a full collection no longer walks it
-        heap.release()  # a model forgotten: back under the collector, collected
-        assert kept() is None and gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
 
 
 def test_an_ensemble_reuses_its_members_scores(tiny_llama):
