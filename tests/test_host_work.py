@@ -1,5 +1,6 @@
-"""The host's work around the model, made cheaper without changing a number (fast tier): an ensemble's members scored once a pair, the rows a
-projection needs gathered without a copy of the whole pass, a sentence's sum taken as np.sum takes it."""
+"""The host's work around the model, made cheaper without changing a number (fast tier): an ensemble's
+members scored once a pair, the rows a projection needs gathered without a copy of the whole pass, a
+sentence's sum taken as np.sum takes it."""
 
 from __future__ import annotations
 

@@ -56,6 +56,7 @@ def score_of(method, pair, ctx, res: Results) -> list:
         hit = scored[key] = method.score(pair, ctx, res)
     return hit
 
+
 REQUESTS_MAX = 20_000  # requests a context keeps (remembered): a block's, cleared when full
 
 
