@@ -72,6 +72,28 @@ def test_first_fit_decreasing_fits_and_covers(sizes, capacity):
     assert sum(1 for b in bins if sum(sizes[i] for i in b) * 2 <= capacity) <= 1
 
 
+def _first_fit_by_scanning(sizes, capacity):
+    """First-fit decreasing as the textbook writes it: every bin scanned in order for each item."""
+    bins, free = [], []
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        b = next((b for b, room in enumerate(free) if sizes[i] <= room), None)
+        if b is None:
+            bins.append([i])
+            free.append(capacity - sizes[i])
+        else:
+            bins[b].append(i)
+            free[b] -= sizes[i]
+    return bins
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 140), min_size=0, max_size=300), st.integers(1, 128))
+def test_first_fit_decreasing_equals_the_scan_of_every_bin(sizes, capacity):
+    """The tree's answer is the plain scan's, bin for bin and item for item (oversized and empty items too):
+    the packing, hence every pass's shapes and scores, is what it was."""
+    assert first_fit_decreasing(sizes, capacity) == _first_fit_by_scanning(sizes, capacity)
+
+
 def test_pack_rows_keeps_a_key_together_when_it_fits():
     rng = random.Random(0)
     sizes = [rng.randint(5, 30) for _ in range(30)]

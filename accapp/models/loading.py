@@ -23,7 +23,7 @@ import torch
 
 from accapp import settings
 from accapp.errors import UserError, shown
-from accapp.models import ModelSpec, remember
+from accapp.models import ModelSpec, heap, remember
 from accapp.models.availability import hub_reachable
 from accapp.models.cpu_speedups import speed_up_on_cpu
 from accapp.models.device import pick_device
@@ -296,6 +296,7 @@ def load_model(
         remember(spec)  # get_spec(id) now gives what was found (the app's warnings, labels)
     if spec.kind == "masked":
         start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+        heap.settle()
         return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start) if start is not None else -1)
     if device == "cpu":
         speed_up_on_cpu(model)
@@ -305,6 +306,7 @@ def load_model(
     start_id = tokenizer.convert_tokens_to_ids(spec.start_token)
     if start_id is None or start_id == tokenizer.unk_token_id and spec.start_token != tokenizer.unk_token:
         raise ValueError(f"start token {spec.start_token!r} not in the vocabulary of {spec.id}")
+    heap.settle()
     return LoadedModel(spec, model, tokenizer, device, dtype, quantization, int(start_id))
 
 

@@ -4,13 +4,12 @@ it (an engine goes with its model)."""
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from dataclasses import dataclass, field
 
 from accapp.errors import UserError
-from accapp.models import get_spec, loading
+from accapp.models import get_spec, heap, loading
 from accapp.models.budget import Plan, budget_from_env, gb, needs_gpu_message, plan_load
 from accapp.models.device import pick_device
 from accapp.models.loading import LoadedModel
@@ -159,7 +158,7 @@ class ModelPool:
         with self._meta:
             for key in [k for k in self._models if k[0] == model_id]:
                 del self._models[key]
-        gc.collect()
+        heap.release()
         release_freed_memory()
         try:
             import torch
