@@ -14,6 +14,8 @@ from __future__ import annotations
 import atexit
 import gc
 
+_thaw_at_exit = False  # whether gc.unfreeze is registered to run at exit
+
 
 def settle() -> None:
     """After a model loads: free the load's garbage, then keep the collector off what is left."""
@@ -23,9 +25,6 @@ def settle() -> None:
     if not _thaw_at_exit:
         atexit.register(gc.unfreeze)  # run before the interpreter's last collection, which skips frozen objects
         _thaw_at_exit = True
-
-
-_thaw_at_exit = False
 
 
 def release() -> None:

@@ -79,8 +79,8 @@ def first_fit_decreasing(sizes: Sequence[int], capacity: int) -> list[list[int]]
     """Bins of item indices (each bin's sizes sum to at most capacity; an item larger than
     the capacity gets a bin of its own), by first-fit decreasing.
 
-    The first bin with room is found in a tree of the bins' largest free room (log n steps an
-    item, where scanning the bins cost n: 1.3 ms a pair of an every-method block of 64 pairs)."""
+    The first bin with room is found in a tree of the bins' largest free room: log n steps an item
+    where scanning the bins took n (docs/performance.md)."""
     order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
     bins: list[list[int]] = []
     leaves = 1
