@@ -14,17 +14,13 @@ from __future__ import annotations
 import atexit
 import gc
 
-_thaw_at_exit = False  # whether gc.unfreeze is registered to run at exit
+atexit.register(gc.unfreeze)  # runs before the interpreter's last collection, which skips frozen objects
 
 
 def settle() -> None:
     """After a model loads: free the load's garbage, then keep the collector off what is left."""
-    global _thaw_at_exit
     gc.collect()
     gc.freeze()
-    if not _thaw_at_exit:
-        atexit.register(gc.unfreeze)  # run before the interpreter's last collection, which skips frozen objects
-        _thaw_at_exit = True
 
 
 def release() -> None:

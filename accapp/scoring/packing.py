@@ -97,7 +97,7 @@ def first_fit_decreasing(sizes: Sequence[int], capacity: int) -> list[list[int]]
             bins[b].append(i)
             room[k] -= size
         else:
-            b, k = len(bins), len(bins) + leaves
+            k = len(bins) + leaves
             bins.append([i])
             room[k] = capacity - size
         k //= 2
