@@ -158,5 +158,6 @@ def test_resume_from_shipped_results_and_merge_runs_of_two_sizes(tmp_path):
     assert (new_lp.loc[old_lp.index] == old_lp).all()  # nested sample: earlier pairs kept as they were
     man = json.loads((shipped / "smollm2-135m-instruct__toy.manifest.json").read_text())
     assert man["per_paradigm_by_method"] == {"in_template_lp": 2, "lp": 4}
+    assert man["paradigms_by_method"] == {"in_template_lp": 2, "lp": 2}
     assert man["pairs_by_method"] == {"in_template_lp": 4, "lp": 8}  # 2 paradigms, ids restart in each
     assert set(man["methods"]) == {"lp", "in_template_lp"} and set(man["templates"]) == {"lp", "in_template_lp"}

@@ -647,6 +647,17 @@ def test_status_line_says_how_many_pairs_each_method_has(app_state, toy_dir):
     man["per_paradigm_by_method"] = {"lp": 10}
     path.write_text(json.dumps(man))
     assert "at least 10 pairs per paradigm for every method (" in explore.status_html("blimp", TOY)
+    # a sample shipped before it reached every paradigm: the line says which methods lack paradigms
+    n = len(pd.read_parquet(toy_dir / f"{TOY}__blimp.parquet").paradigm.unique())
+    assert n > 1
+    man["per_paradigm_by_method"] = {"lp": 100, "in_template_lp": 30, "ab_prompting": 30}
+    man["paradigms_by_method"] = {"lp": n, "in_template_lp": n - 1, "ab_prompting": n - 1}
+    path.write_text(json.dumps(man))
+    text = explore.status_html("blimp", TOY)
+    assert f"seed 0); ab_prompting, in_template_lp: {n - 1} of the {n} paradigms only" in text, text
+    man["paradigms_by_method"] = {"lp": n, "in_template_lp": n, "ab_prompting": n}
+    path.write_text(json.dumps(man))
+    assert "paradigms only" not in explore.status_html("blimp", TOY)
 
 
 def test_identical_sentences_warning_comes_before_the_votes_and_says_why():

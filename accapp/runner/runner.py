@@ -529,6 +529,8 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         manifest["pairs_by_method"] = counts.groupby("method").sum().astype(int).to_dict()
         per = counts.groupby("method").min()
         manifest["per_paradigm_by_method"] = per.astype(int).to_dict()
+        # ... and in how many paradigms: a sample shipped before it reached every paradigm says so
+        manifest["paradigms_by_method"] = counts.groupby("method").size().astype(int).to_dict()
         manifest["methods"] = sorted(set(manifest.get("methods", [])) | set(per.index))
         manifest["stored_scores"] = STORED_SCORES
         write_json_atomic(manifest, manifest_beside(target))

@@ -373,7 +373,7 @@ def run_facts(sel: Selection) -> dict | None:
         more = sorted(m for m, n in per.items() if n == hi)
         size = (f"at least {lo} pairs per paradigm for every method" if lo == hi else
                 f"at least {lo} pairs per paradigm for every method, {hi} for {', '.join(more)}")
-        coverage = f"{size} (seeded sample, seed {man.get('seed', 0)})"
+        coverage = f"{size} (seeded sample, seed {man.get('seed', 0)}){_paradigms_short(man, len(units))}"
     elif man.get("per_paradigm"):
         coverage = f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {man.get('seed', 0)})"
     regenerated = []
@@ -391,6 +391,16 @@ def run_facts(sel: Selection) -> dict | None:
             # Which details follow the papers' code (README "What is scored, exactly"); older runs are the default.
             "convention": convention_label(man.get("convention")), "regenerated": regenerated, "pending": pending,
             "skipped": list(store.skipped_files or [])}
+
+
+def _paradigms_short(manifest: dict, paradigms: int) -> str:
+    """'; in_template_lp: 40 of the 67 paradigms' for the methods a run has in fewer paradigms than others
+    (a sample shipped before it reached every paradigm); '' when every method covers every paradigm."""
+    groups: dict[int, list[str]] = {}
+    for method, k in sorted((manifest.get("paradigms_by_method") or {}).items()):
+        if int(k) < paradigms:
+            groups.setdefault(int(k), []).append(method)
+    return "".join(f"; {', '.join(ms)}: {k} of the {paradigms} paradigms only" for k, ms in sorted(groups.items()))
 
 
 def other_run_line(sel: Selection) -> str:
