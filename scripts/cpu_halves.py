@@ -1,0 +1,262 @@
+"""A long benchmark run on this project's 2-core CPU machines: two processes of one torch thread each (faster
+here than one process of two threads), each on half of the paradigms still to do, resumed from the shipped
+results file, then merged and shipped: every unit (a paradigm's method and template) either process finished.
+
+    python scripts/cpu_halves.py start scamp_plausible gemma3-270m \
+        --methods lp,mean_lp,pen_lp,slor,bayes_factor_uniform,bayes_factor_unigram
+    python scripts/cpu_halves.py start scamp_implausible smollm2-135m-instruct --methods all --per-paradigm 30
+    python scripts/cpu_halves.py status scamp_plausible gemma3-270m
+    python scripts/cpu_halves.py stop scamp_plausible gemma3-270m        # before a timing run or the test suite
+    python scripts/cpu_halves.py ship scamp_plausible gemma3-270m        # after both stopped or finished
+
+`start` picks the paradigms where the shipped file (precomputed/results/MODEL__BENCH.parquet) lacks a
+requested method on the requested pairs (every pair without --per-paradigm), so a run stopped at the end of a
+session resumes in the next from what was shipped. `ship` keeps only the units that reached all their pairs (a
+unit stopped halfway is finished next time: its pairs so far stay in the run folder), checks that every row shipped before is
+still there and unchanged, writes the file, its manifest (compute seconds: the shipped run's plus these two
+processes') and its separation summary into precomputed/results/, and prints `accapp report`'s JSON.
+The work folder (--work, default /tmp/cpu-halves) holds the processes' run folders and logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from accapp.benchmarks import bench_name, load_benchmark, stratified_sample  # noqa: E402
+from accapp.files import safe_name  # noqa: E402
+from accapp.methods import resolve  # noqa: E402
+from accapp.runner.runner import consolidate, consolidated_path, manifest_beside  # noqa: E402
+
+SHIPPED = ROOT / "precomputed" / "results"
+KEY = ["paradigm", "method", "template", "variant", "pair_id"]
+
+
+def shipped_file(shipped: Path, bench: str, model: str) -> Path:
+    return consolidated_path(shipped, model, bench_name(bench))
+
+
+def wanted_pairs(bench: str, per_paradigm: int | None, seed: int) -> pd.DataFrame:
+    """The pairs a run covers, as the runner samples them: (paradigm, pair_id)."""
+    df = load_benchmark(bench)
+    if per_paradigm:
+        df = stratified_sample(df, per_paradigm, seed=seed)
+    return df[["paradigm", "pair_id"]].astype({"pair_id": str})
+
+
+def finished_paradigms(rows: pd.DataFrame, wanted: pd.DataFrame, methods: list[str]) -> set[str]:
+    """Paradigms where every method has a row for every wanted pair."""
+    need = wanted.groupby("paradigm").pair_id.apply(set).to_dict()
+    have = rows[rows.method.isin(methods)].astype({"pair_id": str}).groupby(["paradigm", "method"]).pair_id.apply(set)
+    return {p for p, ids in need.items() if all(ids <= have.get((p, m), set()) for m in methods)}
+
+
+def method_ids(spec: str) -> list[str]:
+    return [m.id for m in resolve(None if spec == "all" else spec.split(","), "causal")]
+
+
+def folders(work: Path, bench: str, model: str, half: int) -> tuple[Path, Path, Path]:
+    """(run folder, consolidate folder, log) of one half."""
+    base = work / f"{safe_name(bench_name(bench))}__{safe_name(model)}__{half}"
+    return base / "runs", base / "consolidated", base / "log.txt"
+
+
+def run_folder(work: Path, bench: str, model: str, half: int) -> Path:
+    """Where the runner writes one half's units and manifest (RUNS/<model>/<benchmark>/)."""
+    return folders(work, bench, model, half)[0] / safe_name(model) / safe_name(bench_name(bench))
+
+
+def plan_file(work: Path, bench: str, model: str) -> Path:
+    return work / f"{safe_name(bench_name(bench))}__{safe_name(model)}.json"
+
+
+def plan_halves(bench: str, model: str, methods: str, per_paradigm: int | None, seed: int,
+                shipped_dir: Path) -> tuple[set[str], list[list[str]]]:
+    """(paradigms the shipped file has finished, the rest split in two: every other one, in name order)."""
+    wanted = wanted_pairs(bench, per_paradigm, seed)
+    shipped = shipped_file(shipped_dir, bench, model)
+    done = finished_paradigms(pd.read_parquet(shipped, columns=["paradigm", "method", "pair_id"]), wanted,
+                              method_ids(methods)) if shipped.exists() else set()
+    todo = sorted(set(wanted.paradigm) - done)
+    return done, [todo[0::2], todo[1::2]]
+
+
+def write_plan(work: Path, bench: str, model: str, methods: str, per_paradigm: int | None, seed: int,
+               shipped_dir: Path) -> list[list[str]]:
+    """Plan the two halves (plan_halves) and write what ship needs to know of them; returns the halves."""
+    done, halves = plan_halves(bench, model, methods, per_paradigm, seed, shipped_dir)
+    print(f"{len(done)} paradigms finished in the shipped file, {sum(map(len, halves))} to do")
+    # Each half's compute seconds before it starts: its run folder's (one an earlier session stopped) or, in a
+    # fresh folder, the shipped run's, which the runner restores; ship adds what each half added to it.
+    shipped_manifest = manifest_beside(shipped_file(shipped_dir, bench, model))
+    earlier = []
+    for half in (0, 1):
+        manifest = run_folder(work, bench, model, half) / "manifest.json"
+        source = manifest if manifest.exists() else shipped_manifest
+        earlier.append(json.loads(source.read_text())["compute_seconds"] if source.exists() else 0.0)
+    plan_file(work, bench, model).write_text(json.dumps(
+        {"methods": methods, "per_paradigm": per_paradigm, "seed": seed, "earlier": earlier}))
+    return halves
+
+
+def start(args) -> None:
+    shipped = shipped_file(args.shipped, args.benchmark, args.model)
+    halves = write_plan(args.work, args.benchmark, args.model, args.methods, args.per_paradigm, args.seed, args.shipped)
+    for half, paradigms in enumerate(halves):
+        if not paradigms:
+            continue
+        runs, cons, log = folders(args.work, args.benchmark, args.model, half)
+        cons.mkdir(parents=True, exist_ok=True)
+        if shipped.exists():  # the runner restores the shipped units from here and skips them
+            for f in (shipped, manifest_beside(shipped)):
+                shutil.copy2(f, cons / f.name)
+        cmd = [sys.executable, "-m", "accapp", "bench", "--model", args.model, "--benchmark", args.benchmark,
+               "--methods", args.methods, "--seed", str(args.seed), "--threads", "1", "--paradigms", ",".join(paradigms),
+               "--out", str(runs), "--consolidate-to", str(cons)]
+        if args.per_paradigm:
+            cmd += ["--per-paradigm", str(args.per_paradigm)]
+        with open(log, "a", encoding="utf-8") as out:
+            proc = subprocess.Popen(["nice", "-n", "5", *cmd], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)  # runs on when this script and its shell end
+        (log.parent / "pid").write_text(str(proc.pid))
+        print(f"half {half}: {len(paradigms)} paradigms, pid {proc.pid}, log {log}")
+
+
+def running(work: Path, bench: str, model: str) -> list[int]:
+    pids = []
+    for half in (0, 1):
+        pid_file = folders(work, bench, model, half)[2].parent / "pid"
+        if pid_file.exists():
+            pid = int(pid_file.read_text())
+            try:
+                os.kill(pid, 0)
+                pids.append(pid)
+            except ProcessLookupError:
+                pass
+    return pids
+
+
+def status(args) -> None:
+    for half in (0, 1):
+        log = folders(args.work, args.benchmark, args.model, half)[2]
+        if log.exists():
+            tail = log.read_text(encoding="utf-8", errors="replace")[-400:].split("\r")[-1].strip()
+            print(f"half {half}: {tail}")
+    print("running:", running(args.work, args.benchmark, args.model) or "none")
+
+
+def stop(args) -> None:
+    for pid in running(args.work, args.benchmark, args.model):
+        os.killpg(pid, signal.SIGTERM)
+        print("stopped", pid)
+
+
+def ship(args) -> None:
+    if running(args.work, args.benchmark, args.model):
+        raise SystemExit("a half still runs: stop it first (`stop`)")
+    merge_and_ship(args.work, args.benchmark, args.model, args.shipped, args.dry_run)
+    if not args.dry_run:
+        print(subprocess.run([sys.executable, "-m", "accapp", "report", "--benchmark", args.benchmark, "--model", args.model,
+                              "--format", "json"], cwd=ROOT, capture_output=True, text=True).stdout[-3000:])
+
+
+def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_run: bool = False) -> dict:
+    """Merge the halves' units (with the shipped ones they restored), keep whole units only, check that
+    every shipped row is kept unchanged, and (unless dry_run) write the file, manifest and summary into
+    shipped_dir. Returns {finished: the paradigms every method finished, paradigms, compute_seconds, rows_added}."""
+    plan = json.loads(plan_file(work, bench, model).read_text())
+    methods = method_ids(plan["methods"])
+    wanted = wanted_pairs(bench, plan["per_paradigm"], plan["seed"])
+    merged = work / f"{safe_name(bench_name(bench))}__{safe_name(model)}__merged"
+    shutil.rmtree(merged, ignore_errors=True)
+    target = merged / "runs" / safe_name(model) / safe_name(bench_name(bench))
+    shipped = shipped_file(shipped_dir, bench, model)
+    old_manifest = json.loads(manifest_beside(shipped).read_text()) if shipped.exists() else None
+    seconds, manifest = 0.0, None
+    for half in (0, 1):
+        run = run_folder(work, bench, model, half)
+        if not (run / "manifest.json").exists():
+            continue
+        half_manifest = json.loads((run / "manifest.json").read_text())
+        seconds += half_manifest["compute_seconds"] - plan["earlier"][half]  # a stopped process's too: its blocks'
+        manifest = manifest or half_manifest
+        for f in sorted((run / "units").rglob("*.parquet")):
+            dest = target / "units" / f.relative_to(run / "units")
+            if not dest.exists():  # the shipped units both halves restored, the rest from the half that ran them
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, dest)
+    if manifest is None:
+        raise SystemExit("no run folder found")
+    # Only whole units ship: one stopped halfway is left for the next run (Explore says which methods lack paradigms).
+    unit_files = sorted((target / "units").rglob("*.parquet"))
+    rows = pd.concat([pd.read_parquet(f, columns=["paradigm", "method", "pair_id"]) for f in unit_files])
+    done = finished_paradigms(rows, wanted, methods)
+    for f in unit_files:
+        paradigm = f.relative_to(target / "units").parts[0]
+        if paradigm not in done and pd.read_parquet(f, columns=["method"]).method.iloc[0] in methods:
+            ids = set(pd.read_parquet(f, columns=["pair_id"]).pair_id.astype(str))
+            need = set(wanted[wanted.paradigm == paradigm].pair_id)
+            if not need <= ids:
+                f.unlink()
+    base = old_manifest["compute_seconds"] if old_manifest else 0.0
+    manifest["compute_seconds"] = round(base + seconds, 1)
+    if old_manifest:
+        manifest["started"] = old_manifest["started"]
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    written = consolidate(merged / "runs", merged / "consolidated", model, bench_name(bench))[0]
+    new = pd.read_parquet(written)
+    added = len(new)
+    if shipped.exists():  # every row shipped before is still there, bit for bit
+        old = pd.read_parquet(shipped)
+        both = old.merge(new, on=KEY, how="left", suffixes=("", "_new"), indicator=True)
+        lost = int((both._merge != "both").sum())
+        changed = int(((both.score_good != both.score_good_new) & both.score_good.notna()).sum()
+                      + ((both.score_bad != both.score_bad_new) & both.score_bad.notna()).sum())
+        if lost or changed:
+            raise SystemExit(f"{lost} shipped rows missing and {changed} scores changed: nothing shipped")
+        added = len(new) - len(old)
+        print(f"every one of the {len(old):,} shipped rows kept unchanged; {added:,} rows added")
+    figures = {"finished": sorted(done), "paradigms": int(wanted.paradigm.nunique()),
+               "compute_seconds": manifest["compute_seconds"], "rows_added": added}
+    print(f"finished paradigms: {len(done)} of {figures['paradigms']}; compute seconds {base} + {seconds:.1f}")
+    if dry_run:
+        return figures
+    shipped_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(written, shipped)
+    man = json.loads(manifest_beside(written).read_text())
+    manifest_beside(shipped).write_text(json.dumps(man, indent=1, ensure_ascii=False), encoding="utf-8")  # as shipped
+    from accapp.analysis.separation import write_summary
+
+    write_summary(shipped)
+    return figures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("action", choices=["start", "status", "stop", "ship"])
+    ap.add_argument("benchmark")
+    ap.add_argument("model")
+    ap.add_argument("--methods", default="all")
+    ap.add_argument("--per-paradigm", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/cpu-halves"))
+    ap.add_argument("--shipped", type=Path, default=SHIPPED, help="the shipped results folder (default: precomputed/results)")
+    ap.add_argument("--dry-run", action="store_true", help="ship: merge and check, write nothing into precomputed/")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    {"start": start, "status": status, "stop": stop, "ship": ship}[args.action](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""scripts/cpu_halves.py: a long CPU run split over two processes ships only whole units, keeps every row
+shipped before unchanged, counts each process's compute seconds once, and resumes where the shipped file ends.
+The halves run in this process here (the runner with the tiny Llama), as the script's processes would."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import cpu_halves  # noqa: E402
+
+from tests.toy_benchmark import write_toy_benchmark  # noqa: E402
+
+
+def test_finished_paradigms_need_every_method_on_every_wanted_pair():
+    wanted = pd.DataFrame({"paradigm": ["a", "a", "b", "b"], "pair_id": ["1", "2", "1", "2"]})
+    rows = pd.DataFrame({"paradigm": ["a"] * 4 + ["b"] * 3, "method": ["lp", "lp", "slor", "slor", "lp", "lp", "slor"],
+                         "pair_id": ["1", "2", "1", "2", "1", "2", "1"]})
+    assert cpu_halves.finished_paradigms(rows, wanted, ["lp", "slor"]) == {"a"}  # b lacks slor on pair 2
+    assert cpu_halves.finished_paradigms(rows, wanted, ["lp"]) == {"a", "b"}
+    assert cpu_halves.finished_paradigms(rows.iloc[:0], wanted, ["lp"]) == set()
+
+
+def _run_halves(engine, bench, halves, work, shipped_dir):
+    """What `start`'s two processes do: restore the shipped units (accapp bench --consolidate-to), run their paradigms."""
+    from accapp.runner.runner import restore_units, run_benchmark
+
+    for half, paradigms in enumerate(halves):
+        runs = cpu_halves.folders(work, bench, engine.lm.spec.id, half)[0]
+        restore_units(cpu_halves.shipped_file(shipped_dir, bench, engine.lm.spec.id), runs)
+        if paradigms:
+            run_benchmark(engine, bench, ["lp", "mean_lp"], runs, paradigms=paradigms, progress=False)
+
+
+def test_ship_keeps_whole_paradigms_and_every_shipped_row(tmp_path, tiny_llama):
+    from accapp.engine import Engine, make_scorer
+
+    engine = Engine(make_scorer(tiny_llama))
+    model = tiny_llama.spec.id
+    bench = str(write_toy_benchmark(tmp_path / "toy.csv", ("p1", "p2", "p3", "p4"), 3, ids=True))
+    work, shipped_dir = tmp_path / "work", tmp_path / "shipped"
+    work.mkdir()
+
+    halves = cpu_halves.write_plan(work, bench, model, "lp,mean_lp", None, 0, shipped_dir)
+    assert halves == [["p1", "p3"], ["p2", "p4"]]
+    _run_halves(engine, bench, halves, work, shipped_dir)
+    # the first half stopped halfway through p1's LP: one of its pairs is missing from the unit
+    unit = cpu_halves.run_folder(work, bench, model, 0) / "units" / "p1" / "lp" / "-.parquet"
+    pd.read_parquet(unit).iloc[:2].to_parquet(unit)
+    seconds = sum(json.loads((cpu_halves.run_folder(work, bench, model, h) / "manifest.json").read_text())["compute_seconds"]
+                  for h in (0, 1))
+
+    figures = cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
+    assert figures["finished"] == ["p2", "p3", "p4"]
+    shipped = cpu_halves.shipped_file(shipped_dir, bench, model)
+    rows = pd.read_parquet(shipped)
+    assert len(rows[rows.paradigm != "p1"]) == 3 * 3 * 2
+    assert list(rows[rows.paradigm == "p1"].method.unique()) == ["mean_lp"]  # p1's whole unit ships, its half LP not
+    manifest = json.loads(cpu_halves.manifest_beside(shipped).read_text())
+    assert manifest["compute_seconds"] == pytest.approx(seconds, abs=0.2)
+    assert (shipped_dir / "smollm2-135m-instruct__toy.separation.json").exists()
+
+    # the next session: only p1 is left; its run resumes from the shipped file and adds p1 alone
+    halves = cpu_halves.write_plan(work, bench, model, "lp,mean_lp", None, 0, shipped_dir)
+    assert halves == [["p1"], []]
+    _run_halves(engine, bench, halves, work, shipped_dir)
+    again = cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
+    assert again["finished"] == ["p1", "p2", "p3", "p4"] and again["rows_added"] == 3
+    merged = pd.read_parquet(shipped)
+    key = ["paradigm", "method", "pair_id"]
+    assert merged.merge(rows, on=key, suffixes=("", "_before")).eval("score_good == score_good_before").all()
+    later = json.loads(cpu_halves.manifest_beside(shipped).read_text())["compute_seconds"]
+    assert seconds < later < seconds + 120  # the second run's seconds added once, not the shipped ones again
+
+    # a shipped score that changed in a run folder stops the ship: nothing is written
+    unit = cpu_halves.run_folder(work, bench, model, 0) / "units" / "p2" / "lp" / "-.parquet"
+    df = pd.read_parquet(unit)
+    df.loc[0, "score_good"] += 1.0
+    df.to_parquet(unit)
+    before = shipped.read_bytes()
+    with pytest.raises(SystemExit, match="scores changed"):
+        cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
+    assert shipped.read_bytes() == before
