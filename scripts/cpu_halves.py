@@ -183,7 +183,7 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
     target = merged / "runs" / safe_name(model) / safe_name(bench_name(bench))
     shipped = shipped_file(shipped_dir, bench, model)
     old_manifest = json.loads(manifest_beside(shipped).read_text()) if shipped.exists() else None
-    seconds, manifest = 0.0, None
+    seconds, manifest, finished = 0.0, None, []
     for half in (0, 1):
         run = run_folder(work, bench, model, half)
         if not (run / "manifest.json").exists():
@@ -191,6 +191,7 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
         half_manifest = json.loads((run / "manifest.json").read_text())
         seconds += half_manifest["compute_seconds"] - plan["earlier"][half]  # a stopped process's too: its blocks'
         manifest = manifest or half_manifest
+        finished += [half_manifest["finished"]] if "finished" in half_manifest else []
         for f in sorted((run / "units").rglob("*.parquet")):
             dest = target / "units" / f.relative_to(run / "units")
             if not dest.exists():  # the shipped units both halves restored, the rest from the half that ran them
@@ -211,6 +212,8 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
                 f.unlink()
     base = old_manifest["compute_seconds"] if old_manifest else 0.0
     manifest["compute_seconds"] = round(base + seconds, 1)
+    manifest["last_run_seconds"] = round(seconds, 1)  # this run's: both processes' compute
+    manifest["finished"] = max(finished) if finished else manifest.get("finished")
     if old_manifest:
         manifest["started"] = old_manifest["started"]
     (target / "manifest.json").write_text(json.dumps(manifest))
