@@ -643,18 +643,29 @@ def test_status_line_says_how_many_pairs_each_method_has(app_state, toy_dir):
     man["per_paradigm_by_method"] = {"lp": 100, "in_template_lp": 100, "ab_prompting": 30}
     path.write_text(json.dumps(man))
     text = explore.status_html("blimp", TOY)
-    assert "at least 30 pairs per paradigm for every method, 100 for in_template_lp, lp" in text
+    assert "a seeded sample (seed 0) of at least 30 pairs per paradigm for every method, 100 for in_template_lp, lp" in text
     man["per_paradigm_by_method"] = {"lp": 10}
     path.write_text(json.dumps(man))
-    assert "at least 10 pairs per paradigm for every method (" in explore.status_html("blimp", TOY)
+    assert "a seeded sample (seed 0) of at least 10 pairs per paradigm for every method ·" in explore.status_html("blimp", TOY)
+    # a method with as many pairs as the benchmark has (BLiMP: 67,000) was scored on every pair, not a sample
+    man["per_paradigm_by_method"] = {"lp": 1000, "slor": 1000, "ab_prompting": 30}
+    man["pairs_by_method"] = {"lp": 67_000, "slor": 67_000, "ab_prompting": 2010}
+    path.write_text(json.dumps(man))
+    assert ("every pair for lp, slor; a seeded sample (seed 0) of at least 30 pairs per paradigm for every other method ·"
+            in explore.status_html("blimp", TOY))
+    man["per_paradigm_by_method"] = {"lp": 1000, "slor": 1000}
+    man["pairs_by_method"] = {"lp": 67_000, "slor": 67_000}
+    path.write_text(json.dumps(man))
+    assert "every pair for every method ·" in explore.status_html("blimp", TOY)
     # a sample shipped before it reached every paradigm: the line says which methods lack paradigms
     n = len(pd.read_parquet(toy_dir / f"{TOY}__blimp.parquet").paradigm.unique())
     assert n > 1
     man["per_paradigm_by_method"] = {"lp": 100, "in_template_lp": 30, "ab_prompting": 30}
+    man["pairs_by_method"] = {"lp": 100 * n, "in_template_lp": 30 * (n - 1), "ab_prompting": 30 * (n - 1)}
     man["paradigms_by_method"] = {"lp": n, "in_template_lp": n - 1, "ab_prompting": n - 1}
     path.write_text(json.dumps(man))
     text = explore.status_html("blimp", TOY)
-    assert f"seed 0); ab_prompting, in_template_lp: {n - 1} of the {n} paradigms only" in text, text
+    assert f"100 for lp; ab_prompting, in_template_lp: {n - 1} of the {n} paradigms only" in text, text
     man["paradigms_by_method"] = {"lp": n, "in_template_lp": n, "ab_prompting": n}
     path.write_text(json.dumps(man))
     assert "paradigms only" not in explore.status_html("blimp", TOY)

@@ -368,12 +368,9 @@ def run_facts(sel: Selection) -> dict | None:
     coverage = ""
     if man.get("whole_benchmark"):  # every method on every pair (scripts/gpu/merge_full.py checked it)
         coverage = "every pair of the benchmark for every method, not a sample"
-    elif per:  # runs of several sizes merged: every method on at least lo pairs a paradigm, some on more
-        lo, hi = min(per.values()), max(per.values())
-        more = sorted(m for m, n in per.items() if n == hi)
-        size = (f"at least {lo} pairs per paradigm for every method" if lo == hi else
-                f"at least {lo} pairs per paradigm for every method, {hi} for {', '.join(more)}")
-        coverage = f"{size} (seeded sample, seed {man.get('seed', 0)}){_paradigms_short(man, len(units))}"
+    elif per:  # runs of several sizes merged: some methods on every pair, the others on a seeded sample
+        coverage = _sizes(per, man.get("pairs_by_method") or {}, _benchmark_pairs(sel, man, units), man.get("seed", 0))
+        coverage += _paradigms_short(man, len(units))
     elif man.get("per_paradigm"):
         coverage = f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {man.get('seed', 0)})"
     regenerated = []
@@ -391,6 +388,31 @@ def run_facts(sel: Selection) -> dict | None:
             # Which details follow the papers' code (README "What is scored, exactly"); older runs are the default.
             "convention": convention_label(man.get("convention")), "regenerated": regenerated, "pending": pending,
             "skipped": list(store.skipped_files or [])}
+
+
+def _benchmark_pairs(sel: Selection, manifest: dict, units: pd.DataFrame) -> int | None:
+    """How many pairs the whole benchmark has: its descriptor's count, or for a file of one's own run without a
+    sample (no per_paradigm), the run's own pairs; None when unknown."""
+    found = describe(sel.bench)
+    if found is not None and found.counts.get("items"):
+        return int(found.counts["items"])
+    return int(units.pairs.sum()) if not manifest.get("per_paradigm") else None
+
+
+def _sizes(per: dict, pairs: dict, whole: int | None, seed) -> str:
+    """What the methods of a run were scored on: every pair (a method with as many pairs as the benchmark),
+    and for the others a seeded sample of at least so many pairs a paradigm."""
+    every = sorted(m for m, n in pairs.items() if whole and n >= whole and m in per)
+    rest = {m: n for m, n in per.items() if m not in every}
+    if not rest:
+        return "every pair for every method"
+    lo, hi = min(rest.values()), max(rest.values())
+    more = sorted(m for m, n in rest.items() if n == hi)
+    sample = f"a seeded sample (seed {seed}) of at least {lo} pairs per paradigm"
+    if not every:
+        return f"{sample} for every method" + (f", {hi} for {', '.join(more)}" if lo != hi else "")
+    return f"every pair for {', '.join(every)}; {sample} for every other method" + (
+        f", {hi} for {', '.join(more)}" if lo != hi else "")
 
 
 def _paradigms_short(manifest: dict, paradigms: int) -> str:
