@@ -87,7 +87,8 @@ def test_separation_of_a_run_of_pairs_and_of_a_rated_set(toy_results):
 def test_across_datasets_beside_the_papers_numbers(toy_results, tmp_path, monkeypatch):
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     choices, html, fig, table, csv = explore.cross_section(None, "gemma3-270m")
-    assert set(table.Dataset) == {"SyntaxGym", "SCaMP-P", "LI"}  # what the folders hold, no more
+    # what the folders hold, no more; the SCaMP-P run (SyntaxGym's rows) holds 23 of its 67 paradigms, and says so
+    assert set(table.Dataset) == {"SyntaxGym", "SCaMP-P (23 of 67 paradigms)", "LI"}
     gym = table[(table.Dataset == "SyntaxGym") & (table.Measure == "LP")].iloc[0]
     assert gym.Pairs == 1018 and gym["Hu et al. 2025 (Table 1a)"] == "1,018 items; predictions 1, 3"
     words = fig.layout.annotations[-1].text

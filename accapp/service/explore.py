@@ -847,6 +847,16 @@ def _accuracy_rows(store, model: str, bench: str, kind: str) -> pd.DataFrame:
                          "accuracy_over": "mean over paradigms"}, columns=cols)
 
 
+def _dataset_label(store, model: str, bench: str, kind: str) -> str:
+    """A dataset's name, and for a run of pairs on only some of its paradigms how many ('SCaMP-P (38 of 67
+    paradigms)'): a run shipped part way reads as part of the dataset, not the whole."""
+    label = label_of(bench)
+    found = describe(bench)
+    total = found.counts.get("paradigms") if found is not None and kind == "pairs" else None
+    have = len(store.units(model, bench)) if total else 0
+    return f"{label} ({have} of {total} paradigms)" if total and have < total else label
+
+
 def cross_dataset_frame(model: str | None, sink: dict | None = None) -> pd.DataFrame:
     """For one model, each dataset it has a run on and each measure of the LP family: within-pair accuracy
     (Prediction 1) and separation AUC (Prediction 3), each with its interval (CROSS_COLUMNS; accuracy empty
@@ -866,7 +876,7 @@ def cross_dataset_frame(model: str | None, sink: dict | None = None) -> pd.DataF
         if both.empty:
             continue
         both = both.set_index("metric").loc[_measure_order(both.metric)].reset_index()
-        parts.append(both.assign(model=model, benchmark=bench, dataset=label_of(bench),
+        parts.append(both.assign(model=model, benchmark=bench, dataset=_dataset_label(store, model, bench, kind),
                                  measure=both.metric.map(display_name), source=SEPARATION_SOURCE.replace(
                                      "interval:", "intervals: accuracy, " + CI.SOURCE + "; AUC,")))
     out = pd.concat(parts, ignore_index=True)[CROSS_COLUMNS] if parts else pd.DataFrame(columns=CROSS_COLUMNS)
