@@ -87,3 +87,21 @@ def test_ship_keeps_whole_paradigms_and_every_shipped_row(tmp_path, tiny_llama):
     with pytest.raises(SystemExit, match="scores changed"):
         cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
     assert shipped.read_bytes() == before
+
+
+def test_consolidation_counts_the_paradigms_each_method_has_whole(tmp_path, tiny_llama):
+    """What the status line reads to tell a run of every pair from a sample (accapp.service.explore._whole_methods):
+    per method, the paradigms it has and those it has every pair of, against the built-in benchmark's own."""
+    from accapp.engine import Engine, make_scorer
+    from accapp.runner.runner import consolidate, manifest_beside, run_benchmark
+
+    engine = Engine(make_scorer(tiny_llama))
+    small = ["center_embed", "center_embed_mod"]  # SyntaxGym's two smallest suites, 28 pairs each
+    out = tmp_path / "runs"
+    run_benchmark(engine, "syntaxgym", ["lp"], out, paradigms=small, progress=False)  # every pair of both
+    run_benchmark(engine, "syntaxgym", ["mean_lp"], out, per_paradigm=3, paradigms=small, progress=False)  # a sample
+    (path,) = consolidate(out, tmp_path / "results")
+    manifest = json.loads(manifest_beside(path).read_text())
+    assert manifest["pairs_by_method"] == {"lp": 56, "mean_lp": 6}
+    assert manifest["paradigms_by_method"] == {"lp": 2, "mean_lp": 2}
+    assert manifest["complete_paradigms_by_method"] == {"lp": 2, "mean_lp": 0}

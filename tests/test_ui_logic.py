@@ -471,7 +471,7 @@ def test_explore_render_with_results(app_state):
     status, overall, phen, length, para_phen = out["status"], out["overall"], out["phenomenon"], out["length"], \
         out["paradigm_phenomena"]
     ens_tbl, wrong_note, wrong = out["ensembles_table"], out["wrong_note"], out["wrong"]
-    assert "8 pairs in 3 paradigms" in status
+    assert "8 pairs in 3 of its 67 paradigms" in status  # a toy run of BLiMP: part of it, and it says so
     assert set(overall.Method) >= {"LP", "In-template LP", "human judgment"}  # the names every tab shows
     assert any(str(s).startswith("Ide et al. 2025") for s in overall.Source)
     names = [t.name for t in phen.data]
@@ -657,6 +657,16 @@ def test_status_line_says_how_many_pairs_each_method_has(app_state, toy_dir):
     man["pairs_by_method"] = {"lp": 67_000, "slor": 67_000}
     path.write_text(json.dumps(man))
     assert "every pair for every method ·" in explore.status_html("blimp", TOY)
+    # a run of every pair in some paradigms (stopped part way and shipped): the consolidation counts, per
+    # method, the paradigms it has whole; neither a sample nor the whole benchmark
+    man["pairs_by_method"] = {"lp": 3000, "slor": 3000, "ab_prompting": 90}
+    man["per_paradigm_by_method"] = {"lp": 1000, "slor": 1000, "ab_prompting": 30}
+    man["paradigms_by_method"] = {"lp": 3, "slor": 3, "ab_prompting": 3}
+    man["complete_paradigms_by_method"] = {"lp": 3, "slor": 3, "ab_prompting": 0}
+    path.write_text(json.dumps(man))
+    text = explore.status_html("blimp", TOY)
+    assert "in 3 of its 67 paradigms · every pair for lp, slor; a seeded sample (seed 0) of at least 30" in text, text
+    del man["complete_paradigms_by_method"]
     # a sample shipped before it reached every paradigm: the line says which methods lack paradigms
     n = len(pd.read_parquet(toy_dir / f"{TOY}__blimp.parquet").paradigm.unique())
     assert n > 1

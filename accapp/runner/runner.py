@@ -35,6 +35,7 @@ import pandas as pd
 
 from accapp import languages, settings
 from accapp.benchmarks import CITATIONS, PAIR_SHAPES, bench_name, label_of, language_of, load_benchmark, shape_of, stratified_sample
+from accapp.benchmarks import describe as describe_benchmark
 from accapp.errors import UserError
 from accapp.files import remove_stale_temps, run_file, safe_name, write_json_atomic, write_parquet_atomic
 from accapp.schema import ENSEMBLE_METHODS, ROW_COLUMNS, duplicate_pairs, pair_flag
@@ -497,6 +498,13 @@ def write_results_file(df: pd.DataFrame, path: Path, floats: tuple[str, ...] = S
                                 use_byte_stream_split=list(floats))
 
 
+def _paradigm_sizes(benchmark: str) -> dict[str, int] | None:
+    """Pairs per paradigm of a built-in benchmark (None for a file of one's own, which may be gone by now)."""
+    if describe_benchmark(benchmark) is None:
+        return None
+    return load_benchmark(benchmark).groupby("paradigm").size().astype(int).to_dict()
+
+
 def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: str | None = None) -> list[Path]:
     """Merge unit files into one Parquet (plus manifest) per model and benchmark for the store."""
     import duckdb
@@ -531,6 +539,10 @@ def consolidate(runs: Path, out: Path, model_id: str | None = None, benchmark: s
         manifest["per_paradigm_by_method"] = per.astype(int).to_dict()
         # ... and in how many paradigms: a sample shipped before it reached every paradigm says so
         manifest["paradigms_by_method"] = counts.groupby("method").size().astype(int).to_dict()
+        sizes = _paradigm_sizes(manifest["benchmark"])
+        if sizes is not None:  # in how many of them every pair of the paradigm: whole, not a sample
+            whole = counts >= counts.index.get_level_values("paradigm").map(sizes).fillna(np.inf).to_numpy()
+            manifest["complete_paradigms_by_method"] = whole.groupby("method").sum().astype(int).to_dict()
         manifest["methods"] = sorted(set(manifest.get("methods", [])) | set(per.index))
         manifest["stored_scores"] = STORED_SCORES
         write_json_atomic(manifest, manifest_beside(target))

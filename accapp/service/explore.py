@@ -369,7 +369,7 @@ def run_facts(sel: Selection) -> dict | None:
     if man.get("whole_benchmark"):  # every method on every pair (scripts/gpu/merge_full.py checked it)
         coverage = "every pair of the benchmark for every method, not a sample"
     elif per:  # runs of several sizes merged: some methods on every pair, the others on a seeded sample
-        coverage = _sizes(per, man.get("pairs_by_method") or {}, _benchmark_pairs(sel, man, units), man.get("seed", 0))
+        coverage = _sizes(per, _whole_methods(sel, man, units), man.get("seed", 0))
         coverage += _paradigms_short(man, len(units))
     elif man.get("per_paradigm"):
         coverage = f"a sample of {int(man['per_paradigm'])} pairs per paradigm (seed {man.get('seed', 0)})"
@@ -381,8 +381,10 @@ def run_facts(sel: Selection) -> dict | None:
         regenerated.append(f"rescored {str(regen.get('date', ''))[:10]}: {what}" + (f" ({why})" if why else ""))
     pending = [f"{', '.join(later.get('methods', []))}: {for_reader(later.get('why', ''))}"
                for later in man.get("pending", [])]
+    found = describe(sel.bench)
     return {"model": model_label(sel.model), "benchmark": sel.label, "pairs": int(units.pairs.sum()),
             "paradigms": len(units), "coverage": coverage,
+            "paradigms_total": int(found.counts.get("paradigms") or 0) if found is not None else 0,
             "ran_on": f"{man['gpu']} in {man.get('dtype') or 'fp32'}" if man.get("gpu") else "",
             "finished": str(man.get("finished") or "")[:10],
             # Which details follow the papers' code (README "What is scored, exactly"); older runs are the default.
@@ -390,20 +392,24 @@ def run_facts(sel: Selection) -> dict | None:
             "skipped": list(store.skipped_files or [])}
 
 
-def _benchmark_pairs(sel: Selection, manifest: dict, units: pd.DataFrame) -> int | None:
-    """How many pairs the whole benchmark has: its descriptor's count, or for a file of one's own run without a
-    sample (no per_paradigm), the run's own pairs; None when unknown."""
+def _whole_methods(sel: Selection, manifest: dict, units: pd.DataFrame) -> set[str]:
+    """The methods a run scored on every pair of each paradigm it has them in (not a sample): from the
+    manifest's complete_paradigms_by_method; an older manifest without it, by the count of pairs against
+    the benchmark's (its descriptor's) or, for a run of one's own file without a sample, the run's own."""
+    complete, paradigms = manifest.get("complete_paradigms_by_method"), manifest.get("paradigms_by_method") or {}
+    if complete is not None:
+        return {m for m, k in complete.items() if k and k == paradigms.get(m)}
     found = describe(sel.bench)
-    if found is not None and found.counts.get("items"):
-        return int(found.counts["items"])
-    return int(units.pairs.sum()) if not manifest.get("per_paradigm") else None
+    whole = int(found.counts["items"]) if found is not None and found.counts.get("items") else (
+        int(units.pairs.sum()) if not manifest.get("per_paradigm") else None)
+    return {m for m, n in (manifest.get("pairs_by_method") or {}).items() if whole and n >= whole}
 
 
-def _sizes(per: dict, pairs: dict, whole: int | None, seed) -> str:
-    """What the methods of a run were scored on: every pair (a method with as many pairs as the benchmark),
-    and for the others a seeded sample of at least so many pairs a paradigm."""
-    every = sorted(m for m, n in pairs.items() if whole and n >= whole and m in per)
-    rest = {m: n for m, n in per.items() if m not in every}
+def _sizes(per: dict, whole: set[str], seed) -> str:
+    """What the methods of a run were scored on: every pair (whole: the methods scored on every pair of their
+    paradigms), and for the others a seeded sample of at least so many pairs a paradigm."""
+    every = sorted(m for m in per if m in whole)
+    rest = {m: n for m, n in per.items() if m not in whole}
     if not rest:
         return "every pair for every method"
     lo, hi = min(rest.values()), max(rest.values())

@@ -86,8 +86,10 @@ def _status_html(sel) -> str:
             return note(esc(line), "info")
         return note(esc(svc.missing(sel)) + " The published numbers are shown alone where there are any, each "
                     "labelled with its source.", "warn")
+    total = facts.get("paradigms_total") or 0
+    of = f" of its {total}" if facts["paradigms"] < total else ""  # a run shipped part way says so
     bits = [f"<b>{esc(facts['model'])}</b> on <b>{esc(facts['benchmark'])}</b>: {facts['pairs']:,} pairs in "
-            f"{facts['paradigms']} paradigms"]
+            f"{facts['paradigms']}{of} paradigms"]
     bits += [esc(facts["coverage"])] if facts["coverage"] else []
     bits += [f"scored on {esc(facts['ran_on'])}"] if facts["ran_on"] else []
     bits += [f"run finished {esc(facts['finished'])}"] if facts["finished"] else []
