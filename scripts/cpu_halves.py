@@ -63,7 +63,7 @@ def finished_paradigms(rows: pd.DataFrame, wanted: pd.DataFrame, methods: list[s
 
 
 def method_ids(spec: str) -> list[str]:
-    return [m.id for m in resolve(None if spec == "all" else spec.split(","), "causal")]
+    return [m.id for m in resolve(spec, "causal")]  # 'all' or comma-separated ids, as --methods takes them
 
 
 def folders(work: Path, bench: str, model: str, half: int) -> tuple[Path, Path, Path]:
@@ -200,16 +200,14 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
     if manifest is None:
         raise SystemExit("no run folder found")
     # Only whole units ship: one stopped halfway is left for the next run (Explore says which methods lack paradigms).
-    unit_files = sorted((target / "units").rglob("*.parquet"))
-    rows = pd.concat([pd.read_parquet(f, columns=["paradigm", "method", "pair_id"]) for f in unit_files])
-    done = finished_paradigms(rows, wanted, methods)
-    for f in unit_files:
-        paradigm = f.relative_to(target / "units").parts[0]
-        if paradigm not in done and pd.read_parquet(f, columns=["method"]).method.iloc[0] in methods:
-            ids = set(pd.read_parquet(f, columns=["pair_id"]).pair_id.astype(str))
-            need = set(wanted[wanted.paradigm == paradigm].pair_id)
-            if not need <= ids:
-                f.unlink()
+    units = {f: pd.read_parquet(f, columns=["paradigm", "method", "pair_id"])
+             for f in sorted((target / "units").rglob("*.parquet"))}
+    done = finished_paradigms(pd.concat(units.values()), wanted, methods)
+    need = wanted.groupby("paradigm").pair_id.apply(set)
+    for f, unit in units.items():
+        paradigm, method = unit.paradigm.iloc[0], unit.method.iloc[0]
+        if paradigm not in done and method in methods and not need[paradigm] <= set(unit.pair_id.astype(str)):
+            f.unlink()
     base = old_manifest["compute_seconds"] if old_manifest else 0.0
     manifest["compute_seconds"] = round(base + seconds, 1)
     manifest["last_run_seconds"] = round(seconds, 1)  # this run's: both processes' compute
