@@ -91,7 +91,15 @@ def test_across_datasets_beside_the_papers_numbers(toy_results, tmp_path, monkey
     assert set(table.Dataset) == {"SyntaxGym", "SCaMP-P (23 of 67 paradigms)", "LI"}
     gym = table[(table.Dataset == "SyntaxGym") & (table.Measure == "LP")].iloc[0]
     assert gym.Pairs == 1018 and gym["Hu et al. 2025 (Table 1a)"] == "1,018 items; predictions 1, 3"
-    words = fig.layout.annotations[-1].text
+    # the part-way run's count on a tick line of its own, with room for it above the legend
+    assert "SCaMP-P<br>(23 of 67 paradigms)" in fig.data[0].x
+    whole = explore.explore_plots.cross_dataset_figure(
+        svc.cross_dataset_frame("gemma3-270m").query("benchmark != 'scamp_plausible'"), explore._paper_refs())
+    assert fig.layout.margin.b - whole.layout.margin.b == 40
+    # the lines' words wrapped for a laptop's narrower plot (an annotation does not wrap by itself)
+    lines = fig.layout.annotations[-1].text.split("<br>")
+    assert all(len(line) <= 104 for line in lines) and any(line.startswith("    ") for line in lines)
+    words = " ".join(line.strip() for line in lines)
     assert "Hu et al. 2025, §6.4, Fig. 4b: at most 0.75" in words and "Hu et al. 2025, §6.4, Fig. 8: about 80 %" in words
     assert "do not exceed 0.75" in html and "No run of this model shipped yet on" in html
     written = pd.read_csv(csv["value"], encoding="utf-8-sig")

@@ -5,6 +5,7 @@ paper's stated numbers are drawn as dashed lines, each labelled with its source.
 from __future__ import annotations
 
 import math
+import textwrap
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -60,6 +61,11 @@ def separation_figure(df: pd.DataFrame, refs: list[dict], title: str = "") -> go
     return fig
 
 
+def _tick_text(dataset: str) -> str:
+    """A dataset's tick: a part-way run's '(42 of 67 paradigms)' on a line of its own, so a slanted label fits."""
+    return esc(dataset).replace(" (", "<br>(", 1)
+
+
 def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Figure:
     """Every dataset of one model side by side: within-pair accuracy (Prediction 1, left) and separation AUC
     (Prediction 3, right), a bar per measure with its 95 % interval; chance and the paper's stated numbers
@@ -72,7 +78,7 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
                         subplot_titles=("Within-pair accuracy (Prediction 1)", "Separation AUC (Prediction 3)"))
     for k, (measure, g) in enumerate(df.groupby("measure", sort=False)):
         color = PALETTE[k % len(PALETTE)]
-        x = [esc(d) for d in g.dataset]
+        x = [_tick_text(d) for d in g.dataset]
         acc = g.accuracy.astype(float)
         fig.add_trace(go.Bar(
             x=x, y=acc.tolist(), name=esc(measure), legendgroup=esc(measure), marker_color=color,
@@ -92,7 +98,7 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
             hoverinfo="text"), row=1, col=2)
     no_pairs = [d for d in datasets if df[df.dataset == d].accuracy.isna().all()]
     if no_pairs:
-        fig.add_trace(go.Scatter(x=[esc(d) for d in no_pairs], y=[52] * len(no_pairs), mode="text",
+        fig.add_trace(go.Scatter(x=[_tick_text(d) for d in no_pairs], y=[52] * len(no_pairs), mode="text",
                                  text=["single sentences:<br>no pairs"] * len(no_pairs), textfont=dict(size=11),
                                  showlegend=False, hoverinfo="skip"), row=1, col=1)
     lines = [(1, 50.0, "50 %: chance", CHANCE, "dot")] + [(1, float(r["value"]), reference(r), PAPER, "dash")
@@ -113,8 +119,11 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
     # the legend, then the dashed and dotted lines' words (each with its source), under the plots
     words = [f"{'left' if col == 1 else 'right'}, {'dotted' if dash == 'dot' else 'dashed'} line: {esc(label)}"
              for col, y, label, color, dash in lines]
+    # an annotation does not wrap: a line of its own for every 100 characters, so a laptop's narrower plot shows it all
+    words = [row for line in words for row in textwrap.wrap(line, 100, subsequent_indent="    ",
+                                                             break_long_words=False)]
     rows = math.ceil(df.measure.nunique() / 3)
-    top, axis = 80, 100
+    top, axis = 80, 100 + 40 * any("<br>" in _tick_text(d) for d in datasets)  # a two-line tick reaches lower
     bottom = axis + LEGEND_ROW_PX * rows + WORDS_ROW_PX * len(words) + 10
     height = PLOT_PX + top + bottom
     fig.update_layout(height=height, margin=dict(t=top, b=bottom),
