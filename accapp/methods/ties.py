@@ -43,6 +43,11 @@ def _pair_keys(df: pd.DataFrame) -> list[str]:
     return [c for c in ("model", "benchmark", "paradigm", "pair_id") if c in df.columns]
 
 
+def _terms_per_row(methods: pd.Series) -> np.ndarray:
+    """Each row's terms rule, looked up once a method (a results file has millions of rows, a dozen methods)."""
+    return methods.map({m: rule_of(m)[0] for m in methods.unique()}).to_numpy(object)
+
+
 def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Each row's terms' size for good and bad (NaN where the score alone gives it): for the methods
     whose score hides its LP, from the same pair's LP row (and MeanLP for the token count):
@@ -50,7 +55,8 @@ def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     (|LP| + |LP - N x SLOR|) / N. A row whose pair has no LP row raises ValueError."""
     keys = _pair_keys(df)
     good, bad = np.full(len(df), np.nan), np.full(len(df), np.nan)
-    need = df.method.map(lambda m: rule_of(m)[0] in F.SIZE_FROM_METHOD).to_numpy()
+    terms_of = _terms_per_row(df.method)
+    need = np.isin(terms_of, list(F.SIZE_FROM_METHOD))
     if not need.any():
         return good, bad
     lp = df[df.method == "lp"].set_index(keys)[["score_good", "score_bad"]]
@@ -62,7 +68,7 @@ def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     for side, out in (("score_good", good), ("score_bad", bad)):
         lps = lp[side].reindex(at).to_numpy(float)
         score = rows[side].to_numpy(float)
-        terms = rows.method.map(lambda m: rule_of(m)[0]).to_numpy()
+        terms = terms_of[need]
         size = np.where(terms == "lp_plus_constant", np.abs(lps), np.abs(lps) + np.abs(lps - score))
         per_token = terms == "lp_minus_unigram_per_token"
         if per_token.any():
@@ -77,9 +83,8 @@ def verdicts_of_results(df: pd.DataFrame) -> list[str]:
     verdict() over the rows, in numpy (the same terms' sizes and comparisons)."""
     sg, sb = sizes_from_results(df)
     good, bad = df.score_good.to_numpy(float), df.score_bad.to_numpy(float)
-    rules = df.method.map(rule_of)
-    rtol = np.array([r[1] for r in rules], dtype=float)
-    terms = np.array([r[0] for r in rules], dtype=object)
+    terms = _terms_per_row(df.method)
+    rtol = df.method.map({m: rule_of(m)[1] for m in df.method.unique()}).to_numpy(float)
 
     def size(score, given):
         out = np.abs(score)
