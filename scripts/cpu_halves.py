@@ -97,16 +97,22 @@ def write_plan(work: Path, bench: str, model: str, methods: str, per_paradigm: i
     """Plan the two halves (plan_halves) and write what ship needs to know of them; returns the halves."""
     done, halves = plan_halves(bench, model, methods, per_paradigm, seed, shipped_dir)
     print(f"{len(done)} paradigms finished in the shipped file, {sum(map(len, halves))} to do")
-    # Each half's compute seconds before it starts: its run folder's (one an earlier session stopped) or, in a
-    # fresh folder, the shipped run's, which the runner restores; ship adds what each half added to it.
+    # Each half's compute seconds before it starts: its run folder's (one an earlier session stopped and shipped) or,
+    # in a fresh folder, the shipped run's, which the runner restores; ship adds what each half added to it. A start
+    # again after a stop with no ship between keeps the plan's: the stopped processes' seconds are not shipped yet.
     shipped_manifest = manifest_beside(shipped_file(shipped_dir, bench, model))
-    earlier = []
-    for half in (0, 1):
-        manifest = run_folder(work, bench, model, half) / "manifest.json"
-        source = manifest if manifest.exists() else shipped_manifest
-        earlier.append(json.loads(source.read_text())["compute_seconds"] if source.exists() else 0.0)
-    plan_file(work, bench, model).write_text(json.dumps(
-        {"methods": methods, "per_paradigm": per_paradigm, "seed": seed, "earlier": earlier}))
+    shipped_seconds = json.loads(shipped_manifest.read_text())["compute_seconds"] if shipped_manifest.exists() else 0.0
+    run = {"methods": methods, "per_paradigm": per_paradigm, "seed": seed}
+    old = plan_file(work, bench, model)
+    old = json.loads(old.read_text()) if old.exists() else {}
+    if old.get("shipped_seconds") == shipped_seconds and all(old.get(k) == v for k, v in run.items()):
+        earlier = old["earlier"]
+    else:
+        earlier = []
+        for half in (0, 1):
+            manifest = run_folder(work, bench, model, half) / "manifest.json"
+            earlier.append(json.loads(manifest.read_text())["compute_seconds"] if manifest.exists() else shipped_seconds)
+    plan_file(work, bench, model).write_text(json.dumps({**run, "earlier": earlier, "shipped_seconds": shipped_seconds}))
     return halves
 
 

@@ -66,9 +66,18 @@ def test_ship_keeps_whole_paradigms_and_every_shipped_row(tmp_path, tiny_llama):
     assert manifest["compute_seconds"] == pytest.approx(seconds, abs=0.2)
     assert (shipped_dir / "smollm2-135m-instruct__toy.separation.json").exists()
 
-    # the next session: only p1 is left; its run resumes from the shipped file and adds p1 alone
+    # the next session: only p1 is left; its run resumes from the shipped file and adds p1 alone; it is stopped
+    # once (its seconds so far stay in the run folder) and started again before any ship
     halves = cpu_halves.write_plan(work, bench, model, "lp,mean_lp", None, 0, shipped_dir)
     assert halves == [["p1"], []]
+    first = json.loads(cpu_halves.plan_file(work, bench, model).read_text())["earlier"]
+    _run_halves(engine, bench, halves, work, shipped_dir)
+    stopped = cpu_halves.run_folder(work, bench, model, 0) / "manifest.json"
+    record = json.loads(stopped.read_text())
+    record["compute_seconds"] += 100.0  # as a long run stopped part way records (a tiny model's rounds to 0.0 s)
+    stopped.write_text(json.dumps(record))
+    assert cpu_halves.write_plan(work, bench, model, "lp,mean_lp", None, 0, shipped_dir) == [["p1"], []]
+    assert json.loads(cpu_halves.plan_file(work, bench, model).read_text())["earlier"] == first  # not the stopped run's
     _run_halves(engine, bench, halves, work, shipped_dir)
     again = cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
     assert again["finished"] == ["p1", "p2", "p3", "p4"] and again["rows_added"] == 3
@@ -79,7 +88,7 @@ def test_ship_keeps_whole_paradigms_and_every_shipped_row(tmp_path, tiny_llama):
     plan = json.loads(cpu_halves.plan_file(work, bench, model).read_text())
     added = sum(json.loads((cpu_halves.run_folder(work, bench, model, h) / "manifest.json").read_text())["compute_seconds"]
                 - plan["earlier"][h] for h in (0, 1))
-    assert 0 <= added < 60 and plan["earlier"][0] > 0  # half 0's folder already counted the first run's seconds
+    assert 100 <= added < 160 and plan["earlier"][0] > 0  # half 0's folder already counted the first run's seconds
     # the second run's seconds added once to what was shipped, not the first run's again (later ~ 2 x seconds)
     assert later == pytest.approx(manifest["compute_seconds"] + added, abs=0.2)
 
