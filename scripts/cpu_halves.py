@@ -21,6 +21,7 @@ The work folder (--work, default /tmp/cpu-halves) holds the processes' run folde
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -101,18 +102,20 @@ def write_plan(work: Path, bench: str, model: str, methods: str, per_paradigm: i
     # in a fresh folder, the shipped run's, which the runner restores; ship adds what each half added to it. A start
     # again after a stop with no ship between keeps the plan's: the stopped processes' seconds are not shipped yet.
     shipped_manifest = manifest_beside(shipped_file(shipped_dir, bench, model))
-    shipped_seconds = json.loads(shipped_manifest.read_text())["compute_seconds"] if shipped_manifest.exists() else 0.0
-    run = {"methods": methods, "per_paradigm": per_paradigm, "seed": seed}
+    shipped_text = shipped_manifest.read_text() if shipped_manifest.exists() else ""
+    shipped_seconds = json.loads(shipped_text)["compute_seconds"] if shipped_text else 0.0
+    run = {"methods": methods, "per_paradigm": per_paradigm, "seed": seed,
+           "shipped": hashlib.sha256(shipped_text.encode()).hexdigest()}  # a ship rewrites the manifest
     old = plan_file(work, bench, model)
     old = json.loads(old.read_text()) if old.exists() else {}
-    if old.get("shipped_seconds") == shipped_seconds and all(old.get(k) == v for k, v in run.items()):
+    if all(old.get(k) == v for k, v in run.items()):
         earlier = old["earlier"]
     else:
         earlier = []
         for half in (0, 1):
             manifest = run_folder(work, bench, model, half) / "manifest.json"
             earlier.append(json.loads(manifest.read_text())["compute_seconds"] if manifest.exists() else shipped_seconds)
-    plan_file(work, bench, model).write_text(json.dumps({**run, "earlier": earlier, "shipped_seconds": shipped_seconds}))
+    plan_file(work, bench, model).write_text(json.dumps({**run, "earlier": earlier}))
     return halves
 
 
