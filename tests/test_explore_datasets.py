@@ -16,7 +16,7 @@ from sklearn.metrics import roc_auc_score
 from accapp.service import explore as svc
 from accapp.service import host as state
 from accapp.service import ratings as rated
-from accapp.ui import explore
+from accapp.ui import explore, explore_plots
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "precomputed" / "results"
@@ -93,7 +93,7 @@ def test_across_datasets_beside_the_papers_numbers(toy_results, tmp_path, monkey
     assert gym.Pairs == 1018 and gym["Hu et al. 2025 (Table 1a)"] == "1,018 items; predictions 1, 3"
     # the part-way run's count on a tick line of its own, with room for it above the legend
     assert "SCaMP-P<br>(23 of 67 paradigms)" in fig.data[0].x
-    whole = explore.explore_plots.cross_dataset_figure(
+    whole = explore_plots.cross_dataset_figure(
         svc.cross_dataset_frame("gemma3-270m").query("benchmark != 'scamp_plausible'"), explore._paper_refs())
     assert fig.layout.margin.b - whole.layout.margin.b == 40
     # the lines' words wrapped for a laptop's narrower plot (an annotation does not wrap by itself)

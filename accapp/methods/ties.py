@@ -43,9 +43,11 @@ def _pair_keys(df: pd.DataFrame) -> list[str]:
     return [c for c in ("model", "benchmark", "paradigm", "pair_id") if c in df.columns]
 
 
-def _terms_per_row(methods: pd.Series) -> np.ndarray:
-    """Each row's terms rule, looked up once a method (a results file has millions of rows, a dozen methods)."""
-    return methods.map({m: rule_of(m)[0] for m in methods.unique()}).to_numpy(object)
+def _rules_per_row(methods: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (terms rule, constant), looked up once a method (a results file has millions of rows, a dozen methods)."""
+    codes, uniques = pd.factorize(methods)
+    rules = [rule_of(m) for m in uniques]
+    return np.array([r[0] for r in rules], dtype=object)[codes], np.array([r[1] for r in rules], dtype=float)[codes]
 
 
 def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -53,9 +55,12 @@ def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     whose score hides its LP, from the same pair's LP row (and MeanLP for the token count):
     bayes_factor_uniform: |LP|; bayes_factor_unigram: |LP| + |LP - BF|; SLOR: N = LP / MeanLP and
     (|LP| + |LP - N x SLOR|) / N. A row whose pair has no LP row raises ValueError."""
+    return _sizes(df, _rules_per_row(df.method)[0])
+
+
+def _sizes(df: pd.DataFrame, terms_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keys = _pair_keys(df)
     good, bad = np.full(len(df), np.nan), np.full(len(df), np.nan)
-    terms_of = _terms_per_row(df.method)
     need = np.isin(terms_of, list(F.SIZE_FROM_METHOD))
     if not need.any():
         return good, bad
@@ -65,12 +70,12 @@ def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     at = pd.MultiIndex.from_frame(rows[keys]) if len(keys) > 1 else pd.Index(rows[keys[0]])
     if not at.isin(lp.index).all():
         raise ValueError("a Bayes factor or SLOR row has no LP row for its pair: its tie tolerance cannot be found")
+    terms = terms_of[need]
+    per_token = terms == "lp_minus_unigram_per_token"
     for side, out in (("score_good", good), ("score_bad", bad)):
         lps = lp[side].reindex(at).to_numpy(float)
         score = rows[side].to_numpy(float)
-        terms = terms_of[need]
         size = np.where(terms == "lp_plus_constant", np.abs(lps), np.abs(lps) + np.abs(lps - score))
-        per_token = terms == "lp_minus_unigram_per_token"
         if per_token.any():
             n = lps / mean[side].reindex(at).to_numpy(float)
             size = np.where(per_token, (np.abs(lps) + np.abs(lps - n * score)) / n, size)
@@ -81,10 +86,9 @@ def sizes_from_results(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def verdicts_of_results(df: pd.DataFrame) -> list[str]:
     """The tie-aware verdict of every row of a results frame (method, score_good, score_bad, ...):
     verdict() over the rows, in numpy (the same terms' sizes and comparisons)."""
-    sg, sb = sizes_from_results(df)
+    terms, rtol = _rules_per_row(df.method)
+    sg, sb = _sizes(df, terms)
     good, bad = df.score_good.to_numpy(float), df.score_bad.to_numpy(float)
-    terms = _terms_per_row(df.method)
-    rtol = df.method.map({m: rule_of(m)[1] for m in df.method.unique()}).to_numpy(float)
 
     def size(score, given):
         out = np.abs(score)

@@ -74,11 +74,12 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
     if df is None or df.empty:
         return empty_figure("No runs of this model yet.")
     datasets = list(dict.fromkeys(df.dataset))
+    tick = {d: _tick_text(d) for d in datasets}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
                         subplot_titles=("Within-pair accuracy (Prediction 1)", "Separation AUC (Prediction 3)"))
     for k, (measure, g) in enumerate(df.groupby("measure", sort=False)):
         color = PALETTE[k % len(PALETTE)]
-        x = [_tick_text(d) for d in g.dataset]
+        x = [tick[d] for d in g.dataset]
         acc = g.accuracy.astype(float)
         fig.add_trace(go.Bar(
             x=x, y=acc.tolist(), name=esc(measure), legendgroup=esc(measure), marker_color=color,
@@ -98,7 +99,7 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
             hoverinfo="text"), row=1, col=2)
     no_pairs = [d for d in datasets if df[df.dataset == d].accuracy.isna().all()]
     if no_pairs:
-        fig.add_trace(go.Scatter(x=[_tick_text(d) for d in no_pairs], y=[52] * len(no_pairs), mode="text",
+        fig.add_trace(go.Scatter(x=[tick[d] for d in no_pairs], y=[52] * len(no_pairs), mode="text",
                                  text=["single sentences:<br>no pairs"] * len(no_pairs), textfont=dict(size=11),
                                  showlegend=False, hoverinfo="skip"), row=1, col=1)
     lines = [(1, 50.0, "50 %: chance", CHANCE, "dot")] + [(1, float(r["value"]), reference(r), PAPER, "dash")
@@ -123,7 +124,7 @@ def cross_dataset_figure(df: pd.DataFrame, refs: dict, title: str = "") -> go.Fi
     words = [row for line in words for row in textwrap.wrap(line, 100, subsequent_indent="    ",
                                                              break_long_words=False)]
     rows = math.ceil(df.measure.nunique() / 3)
-    top, axis = 80, 100 + 40 * any("<br>" in _tick_text(d) for d in datasets)  # a two-line tick reaches lower
+    top, axis = 80, 100 + 40 * any("<br>" in t for t in tick.values())  # a two-line tick reaches lower
     bottom = axis + LEGEND_ROW_PX * rows + WORDS_ROW_PX * len(words) + 10
     height = PLOT_PX + top + bottom
     fig.update_layout(height=height, margin=dict(t=top, b=bottom),
