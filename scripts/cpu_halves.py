@@ -13,7 +13,8 @@ results file, then merged and shipped: every unit (a paradigm's method and templ
 requested method on the requested pairs (every pair without --per-paradigm), so a run stopped at the end of a
 session resumes in the next from what was shipped. `ship` keeps only the units that reached all their pairs (a
 unit stopped halfway is finished next time: its pairs so far stay in the run folder), checks that every row shipped before is
-still there and unchanged, writes the file, its manifest (compute seconds: the shipped run's plus these two
+still there and unchanged (in a shipped sample's unit run again on every pair: moved by float noise only, within its tie
+tolerance, no verdict changed), writes the file, its manifest (compute seconds: the shipped run's plus these two
 processes') and its separation summary into precomputed/results/, and prints `accapp report`'s JSON.
 The work folder (--work, default /tmp/cpu-halves) holds the processes' run folders and logs.
 """
@@ -33,11 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 from accapp.benchmarks import bench_name, load_benchmark, stratified_sample  # noqa: E402
 from accapp.files import safe_name  # noqa: E402
 from accapp.methods import resolve  # noqa: E402
+from accapp.methods.ties import tolerances_of_results  # noqa: E402
 from accapp.runner.runner import consolidate, consolidated_path, manifest_beside  # noqa: E402
 
 SHIPPED = ROOT / "precomputed" / "results"
@@ -203,7 +207,9 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
         finished += [half_manifest["finished"]] if "finished" in half_manifest else []
         for f in sorted((run / "units").rglob("*.parquet")):
             dest = target / "units" / f.relative_to(run / "units")
-            if not dest.exists():  # the shipped units both halves restored, the rest from the half that ran them
+            # The shipped units both halves restored, the rest from the half that ran them. A shipped sample's unit
+            # that a half ran again whole (more pairs) is restored in the other half too: the larger one wins.
+            if not dest.exists() or _rows(f) > _rows(dest):
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(f, dest)
     if manifest is None:
@@ -227,16 +233,10 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
     written = consolidate(merged / "runs", merged / "consolidated", model, bench_name(bench))[0]
     new = pd.read_parquet(written)
     added = len(new)
-    if shipped.exists():  # every row shipped before is still there, bit for bit
+    if shipped.exists():  # every row shipped before is still there, bit for bit (or re-scored: kept_or_rescored)
         old = pd.read_parquet(shipped)
-        both = old.merge(new, on=KEY, how="left", suffixes=("", "_new"), indicator=True)
-        lost = int((both._merge != "both").sum())
-        changed = int(((both.score_good != both.score_good_new) & both.score_good.notna()).sum()
-                      + ((both.score_bad != both.score_bad_new) & both.score_bad.notna()).sum())
-        if lost or changed:
-            raise SystemExit(f"{lost} shipped rows missing and {changed} scores changed: nothing shipped")
+        print(kept_or_rescored(old, new))
         added = len(new) - len(old)
-        print(f"every one of the {len(old):,} shipped rows kept unchanged; {added:,} rows added")
     figures = {"finished": sorted(done), "paradigms": int(wanted.paradigm.nunique()),
                "compute_seconds": manifest["compute_seconds"], "rows_added": added}
     print(f"finished paradigms: {len(done)} of {figures['paradigms']}; compute seconds {base} + {seconds:.1f}")
@@ -250,6 +250,36 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
 
     write_summary(shipped)
     return figures
+
+
+def _rows(path: Path) -> int:
+    return pq.ParquetFile(path).metadata.num_rows
+
+
+def kept_or_rescored(old: pd.DataFrame, new: pd.DataFrame) -> str:
+    """Every row shipped before is in the new file. Its scores are the same bit for bit, except in a unit the run
+    scored again because it now covers more pairs (a shipped sample's unit run whole: its pairs share passes with
+    others, so float32 sums move). There each score may move by at most its tie tolerance, and no verdict may
+    change. Raises SystemExit otherwise; returns what it found, in a line."""
+    both = old.merge(new, on=KEY, how="left", suffixes=("", "_new"), indicator=True)
+    lost = int((both._merge != "both").sum())
+    moved = ((both.score_good != both.score_good_new) & both.score_good.notna()).to_numpy() | (
+        (both.score_bad != both.score_bad_new) & both.score_bad.notna()).to_numpy()
+    unit = ["paradigm", "method", "template", "variant"]
+    sizes = new.groupby(unit, dropna=False).size()
+    grew = sizes > old.groupby(unit, dropna=False).size().reindex(sizes.index, fill_value=0)
+    rescored = pd.MultiIndex.from_frame(both[unit]).isin(grew[grew].index)
+    drift = np.maximum(np.abs(both.score_good - both.score_good_new), np.abs(both.score_bad - both.score_bad_new))
+    within = drift.to_numpy() <= tolerances_of_results(old.reset_index(drop=True))
+    same = (((both.correct == both.correct_new) | (both.correct.isna() & both.correct_new.isna()))
+            & (both.tie == both.tie_new)).to_numpy()
+    bad = moved & ~(rescored & within & same)
+    if lost or bad.any():
+        raise SystemExit(f"{lost} shipped rows missing and {int(bad.sum())} scores changed: nothing shipped")
+    if not moved.any():
+        return f"every one of the {len(old):,} shipped rows kept unchanged"
+    return (f"every one of the {len(old):,} shipped rows kept; {int(moved.sum()):,} of them in units scored again on more "
+            f"pairs moved by at most {float(drift[moved].max()):.1e} nats, each within its tie tolerance, no verdict changed")
 
 
 def main() -> None:

@@ -148,6 +148,7 @@ def test_per_pair_values_of_each_template_view_are_plain_means_on_the_shipped_ge
                  "2": pd.concat([pairs[numbered & (pairs.template == "2")], others])}
         for view, plain in views.items():
             got = per_pair(store, "gemma3-270m", bench, sorted(df.method.unique()), view)
+            got = got[got.paradigm.isin(df.paradigm.unique())]  # of a HUGE run _shipped read every 7th paradigm
             got, plain = (f.sort_values(keys, ignore_index=True)[keys + ["correct"]] for f in (got, plain))
             assert got[keys].equals(plain[keys]), (bench, view)
             assert np.allclose(got.correct, plain.correct, rtol=0, atol=1e-12), (bench, view)

@@ -1,5 +1,6 @@
 """scripts/cpu_halves.py: a long CPU run split over two processes ships only whole units, keeps every row
-shipped before unchanged, counts each process's compute seconds once, and resumes where the shipped file ends.
+shipped before unchanged (or, in a shipped sample's unit run again whole, within its tie tolerance), counts
+each process's compute seconds once, and resumes where the shipped file ends.
 The halves run in this process here (the runner with the tiny Llama), as the script's processes would."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def test_finished_paradigms_need_every_method_on_every_wanted_pair():
     assert cpu_halves.finished_paradigms(rows.iloc[:0], wanted, ["lp"]) == set()
 
 
-def _run_halves(engine, bench, halves, work, shipped_dir):
+def _run_halves(engine, bench, halves, work, shipped_dir, per_paradigm=None):
     """What `start`'s two processes do: restore the shipped units (accapp bench --consolidate-to), run their paradigms."""
     from accapp.runner.runner import restore_units, run_benchmark
 
@@ -35,7 +36,8 @@ def _run_halves(engine, bench, halves, work, shipped_dir):
         runs = cpu_halves.folders(work, bench, engine.lm.spec.id, half)[0]
         restore_units(cpu_halves.shipped_file(shipped_dir, bench, engine.lm.spec.id), runs)
         if paradigms:
-            run_benchmark(engine, bench, ["lp", "mean_lp"], runs, paradigms=paradigms, progress=False)
+            run_benchmark(engine, bench, ["lp", "mean_lp"], runs, paradigms=paradigms, progress=False,
+                          per_paradigm=per_paradigm)
 
 
 def test_ship_keeps_whole_paradigms_and_every_shipped_row(tmp_path, tiny_llama):
@@ -101,6 +103,49 @@ def test_ship_keeps_whole_paradigms_and_every_shipped_row(tmp_path, tiny_llama):
     with pytest.raises(SystemExit, match="scores changed"):
         cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
     assert shipped.read_bytes() == before
+
+
+def test_a_shipped_sample_run_whole_ships_the_whole_units_and_allows_only_float_noise(tmp_path, tiny_llama):
+    """A shipped sample (2 pairs a paradigm), then the same methods on every pair: each half runs its paradigms' units
+    again whole, while the other half restored the shipped sample's units of the same names; the whole unit ships.
+    The sample's pairs, scored again beside others, may move by float noise within their tie tolerance, never more."""
+    from accapp.engine import Engine, make_scorer
+
+    engine = Engine(make_scorer(tiny_llama))
+    model = tiny_llama.spec.id
+    bench = str(write_toy_benchmark(tmp_path / "toy.csv", ("p1", "p2", "p3", "p4"), 4, ids=True))
+    work, shipped_dir = tmp_path / "work", tmp_path / "shipped"
+    work.mkdir()
+    halves = cpu_halves.write_plan(work, bench, model, "lp,mean_lp", 2, 0, shipped_dir)
+    _run_halves(engine, bench, halves, work, shipped_dir, per_paradigm=2)
+    assert cpu_halves.merge_and_ship(work, bench, model, shipped_dir)["finished"] == ["p1", "p2", "p3", "p4"]
+    shipped = cpu_halves.shipped_file(shipped_dir, bench, model)
+    sample = pd.read_parquet(shipped)
+    assert len(sample) == 4 * 2 * 2
+
+    halves = cpu_halves.write_plan(work, bench, model, "lp,mean_lp", None, 0, shipped_dir)
+    assert halves == [["p1", "p3"], ["p2", "p4"]]  # a unit of 2 pairs is not whole: every paradigm runs again
+    _run_halves(engine, bench, halves, work, shipped_dir)
+    half0_p2 = cpu_halves.run_folder(work, bench, model, 0) / "units" / "p2" / "lp" / "-.parquet"
+    assert len(pd.read_parquet(half0_p2)) == 2  # half 0 holds p2's sample unit, restored; half 1 ran p2 whole
+    unit = cpu_halves.run_folder(work, bench, model, 1) / "units" / "p2" / "lp" / "-.parquet"
+    whole = pd.read_parquet(unit)
+    sampled = whole.pair_id.astype(str).isin(sample[sample.paradigm == "p2"].pair_id.astype(str))
+    noise = whole.copy()
+    noise.loc[sampled, "score_good"] *= 1 + 1e-7  # float32 noise: far inside LP's tie tolerance
+    noise.to_parquet(unit)
+    figures = cpu_halves.merge_and_ship(work, bench, model, shipped_dir, dry_run=True)
+    assert figures["finished"] == ["p1", "p2", "p3", "p4"] and figures["rows_added"] == 4 * 2 * 2
+
+    far = whole.copy()
+    far.loc[sampled, "score_good"] += 0.01  # beyond LP's tolerance (about 1e-5 x the score): a defect, not noise
+    far.to_parquet(unit)
+    with pytest.raises(SystemExit, match="2 scores changed"):
+        cpu_halves.merge_and_ship(work, bench, model, shipped_dir, dry_run=True)
+    whole.to_parquet(unit)
+    cpu_halves.merge_and_ship(work, bench, model, shipped_dir)
+    rows = pd.read_parquet(shipped)
+    assert len(rows) == 4 * 4 * 2 and rows.groupby(["paradigm", "method"]).size().eq(4).all()
 
 
 def test_consolidation_counts_the_paradigms_each_method_has_whole(tmp_path, tiny_llama):

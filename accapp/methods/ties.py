@@ -86,6 +86,13 @@ def _sizes(df: pd.DataFrame, terms_of: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def verdicts_of_results(df: pd.DataFrame) -> list[str]:
     """The tie-aware verdict of every row of a results frame (method, score_good, score_bad, ...):
     verdict() over the rows, in numpy (the same terms' sizes and comparisons)."""
+    good, bad = df.score_good.to_numpy(float), df.score_bad.to_numpy(float)
+    tol = tolerances_of_results(df)
+    return np.where(np.abs(good - bad) <= tol, "tie", np.where(good > bad, "good", "bad")).tolist()
+
+
+def tolerances_of_results(df: pd.DataFrame) -> np.ndarray:
+    """Each row's tie tolerance, tolerance() over the rows of a results frame, in numpy."""
     terms, rtol = _rules_per_row(df.method)
     sg, sb = _sizes(df, terms)
     good, bad = df.score_good.to_numpy(float), df.score_bad.to_numpy(float)
@@ -97,5 +104,4 @@ def verdicts_of_results(df: pd.DataFrame) -> list[str]:
         out = np.where(terms == "share", 0.0, out)
         return np.where(np.isnan(given), out, np.abs(given))
 
-    tol = rtol * np.maximum(size(good, sg), size(bad, sb))
-    return np.where(np.abs(good - bad) <= tol, "tie", np.where(good > bad, "good", "bad")).tolist()
+    return rtol * np.maximum(size(good, sg), size(bad, sb))
