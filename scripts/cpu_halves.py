@@ -235,8 +235,8 @@ def merge_and_ship(work: Path, bench: str, model: str, shipped_dir: Path, dry_ru
     added = len(new)
     if shipped.exists():  # every row shipped before is still there, bit for bit (or re-scored: kept_or_rescored)
         old = pd.read_parquet(shipped)
-        print(kept_or_rescored(old, new))
         added = len(new) - len(old)
+        print(f"{kept_or_rescored(old, new)}; {added:,} rows added")
     figures = {"finished": sorted(done), "paradigms": int(wanted.paradigm.nunique()),
                "compute_seconds": manifest["compute_seconds"], "rows_added": added}
     print(f"finished paradigms: {len(done)} of {figures['paradigms']}; compute seconds {base} + {seconds:.1f}")
