@@ -270,7 +270,7 @@ def kept_or_rescored(old: pd.DataFrame, new: pd.DataFrame) -> str:
     grew = sizes > old.groupby(unit, dropna=False).size().reindex(sizes.index, fill_value=0)
     rescored = pd.MultiIndex.from_frame(both[unit]).isin(grew[grew].index)
     drift = np.maximum(np.abs(both.score_good - both.score_good_new), np.abs(both.score_bad - both.score_bad_new))
-    within = drift.to_numpy() <= tolerances_of_results(old.reset_index(drop=True))
+    within = drift.to_numpy() <= tolerances_of_results(old)
     same = (((both.correct == both.correct_new) | (both.correct.isna() & both.correct_new.isna()))
             & (both.tie == both.tie_new)).to_numpy()
     bad = moved & ~(rescored & within & same)
