@@ -411,7 +411,8 @@ def test_a_template_longer_than_the_sliding_window_is_scored_exactly(tiny_gemma)
 def test_the_next_pass_is_made_while_the_decoder_runs(tiny_llama):
     """Packed passes: after the decoder's pass k, the inputs of pass k+1 are already being made; a scorer that
     began them only after pass k returned would never get there in time (the wait below is bounded, and
-    the decoder's call is what it waits in). The scores are bit for bit those of a second scorer of the same
+    the decoder's call is what it waits in). What each pass's states are read for (its plan: rows, targets,
+    candidates) is made there too, off the scoring thread. The scores are bit for bit those of a second scorer of the same
     settings, and within the token tolerance of one with no packing or prefix sharing."""
     import threading
 
@@ -446,10 +447,18 @@ def test_the_next_pass_is_made_while_the_decoder_runs(tiny_llama):
             waited.append(_within(lambda: len(made) > k + 1))  # while pass k is still inside the decoder
         return inner_decoder(**kwargs)
 
-    sc._packed_inputs, sc._decoder = packed_inputs, decoder
+    planned: list[str] = []  # per pass's plan: the thread that made it
+    inner_plan = sc._plan_pass
+
+    def plan_pass(*args, **kwargs):
+        planned.append(threading.current_thread().name)
+        return inner_plan(*args, **kwargs)
+
+    sc._packed_inputs, sc._decoder, sc._plan_pass = packed_inputs, decoder, plan_pass
     scores = sc.score(seqs, limits)
     assert len(made) == n and all(waited) and len(waited) == n - 1, (made, waited)
     assert threading.current_thread().name not in made  # made beside the scoring thread, not on it
+    assert planned == made, (planned, made)
     assert all(np.array_equal(a, b) for a, b in zip(scores, expected))
     plain = CausalScorer(tiny_llama, batch_size=1, share_prefix=False).score(seqs)
     for a, b in zip(scores, plain):

@@ -87,14 +87,21 @@ class CachedPrefix:
     logprobs: torch.Tensor | None = None  # log p of the prefix's own tokens after the start token
 
 
-class PassStates(NamedTuple):
-    """One forward pass's hidden states, and where each of its sequences' tokens sits in them."""
+class PassPlan(NamedTuple):
+    """What one forward pass's hidden states are read for, made from indices alone (CausalScorer._plan_pass): on
+    the pass-ahead thread for a packed pass, so the scoring thread only gathers rows once the states come."""
 
-    members: list[int]  # indices of the pass's sequences
-    flat: torch.Tensor  # the pass's hidden states, (N, H)
-    nodes: list[np.ndarray]  # per sequence, the rows of its own tokens (a tree's shared node is one row for all)
-    ids: list[tuple[int, ...]]  # per sequence, its own token ids
-    prefixes: list[CachedPrefix | None]  # per sequence, its template prefix, or None
+    scored: list  # (sequence, its own ids, its CachedPrefix or None) whose token log-probs are wanted
+    wanted: torch.Tensor  # per scored token, the hidden row predicting it (past the pass's rows: a prefix's last state)
+    targets: torch.Tensor  # the scored tokens' ids
+    extra: list[torch.Tensor]  # the prefixes' last hidden states, numbered after the pass's rows
+    bounded: list[tuple[int, np.ndarray]]  # (sequence, its rows) whose word-boundary log P(B) is wanted
+    kinds: list  # per bounded row, its word-boundary mask's kind
+    uniq: torch.Tensor  # the distinct rows projected (wanted and bounded rows)
+    inverse: torch.Tensor  # per wanted, then bounded, row: its place in uniq
+    asked: list[int]  # sequences answered by their next token's candidates
+    last: torch.Tensor  # per asked sequence, its last node's row
+    candidates: torch.Tensor | None  # (asked, widest answer list) candidate ids, padded with each one's first
 
 
 class _Waiting:
@@ -519,29 +526,31 @@ class CausalScorer:
                       use_cache=cache is not None)
         return inputs, place
 
-    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]], prefixes: dict):
-        """(hidden states (B, L, H), place) of each group of rows, one forward pass each (prefixes: each unit
-        key's CachedPrefix, for _packed_inputs). The next pass's
-        inputs (its mask, its rows' prefix KV copied into their past) are made on a second thread while the
-        decoder runs the current one: on a GPU the host then no longer leaves the card waiting between
-        passes, and on a CPU the copying takes the core the decoder's thread leaves free."""
+    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]], prefixes: dict, read: Callable):
+        """(hidden states (B, L, H), read(place, B, L)) of each group of rows, one forward pass each (prefixes:
+        each unit key's CachedPrefix, for _packed_inputs). The next pass's inputs (its mask, its rows' prefix KV
+        copied into their past) and what its states will be read for (read: the pass's plan) are made on a second
+        thread while the decoder runs the current one: on a GPU the host then no longer leaves the card waiting
+        between passes, and on a CPU that work takes the core the decoder's thread leaves free."""
         scratch = Scratch()  # two slots: the pass running, the pass being made
 
         def prepare(k: int):
             with torch.inference_mode():  # a thread's own mode: as the calling thread's
-                return self._packed_inputs(units, groups[k], prefixes, functools.partial(scratch.buffer, slot=k % 2))
+                inputs, place = self._packed_inputs(units, groups[k], prefixes, functools.partial(scratch.buffer, slot=k % 2))
+                return inputs, read(place, *inputs["input_ids"].shape)
 
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-pass") as ahead:
             coming = ahead.submit(prepare, 0)
             for k in range(len(groups)):
-                inputs, place = coming.result()
+                inputs, plan = coming.result()
                 if k + 1 < len(groups):
                     coming = ahead.submit(prepare, k + 1)
                 self.stats["decoder_tokens"] += inputs["input_ids"].numel()
-                yield self._decoder(**inputs).last_hidden_state, place
+                yield self._decoder(**inputs).last_hidden_state, plan
 
-    def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int]):
-        """PassStates of each forward pass."""
+    def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int], plan_of: Callable):
+        """(flat hidden states (N, H), plan) of each forward pass; plan_of(members, nodes, ids, prefixes, N) makes
+        the plan from the pass's sequences (their indices, rows of their own tokens, own ids, CachedPrefix or None)."""
         if self._packable(seqs, shared):
             owns = [s[p:] for s, p in zip(seqs, shared)]
             keys = [s[:p] for s, p in zip(seqs, shared)]
@@ -552,8 +561,8 @@ class CausalScorer:
             rows = pack_rows(sizes, unit_keys, balanced_capacity(sizes, unit_keys, max(self.row_tokens, max(sizes)), budget))
             groups = [[rows[r] for r in group] for group in passes([sum(sizes[u] for u in r) for r in rows], budget)]
             cached = {key: self._prefix(key) for key in dict.fromkeys(unit_keys) if key}  # looked up once a call
-            for hidden, place in self._packed_passes(units, groups, cached):
-                width = hidden.shape[1]
+
+            def read(place: dict, n_rows: int, width: int):
                 members, nodes, ids, prefixes = [], [], [], []
                 for u, (b, off) in place.items():
                     unit = units[u]
@@ -563,14 +572,62 @@ class CausalScorer:
                         nodes.append(np.asarray(path) + (b * width + off))
                         ids.append(owns[i])
                         prefixes.append(pr)
-                yield PassStates(members, hidden.reshape(-1, hidden.shape[-1]), nodes, ids, prefixes)
+                return plan_of(members, nodes, ids, prefixes, n_rows * width)
+
+            for hidden, plan in self._packed_passes(units, groups, cached, read):
+                yield hidden.reshape(-1, hidden.shape[-1]), plan
             return
         for idx in self._batches(seqs, shared):
             batch = [seqs[i] for i in idx]
             hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
             width = hidden.shape[1]
-            yield PassStates(idx, hidden.reshape(-1, hidden.shape[-1]), [np.arange(n) + b * width for b, n in enumerate(lengths)],
-                             [batch[b][shared[idx[b]]:] for b in range(len(idx))], prefixes)
+            nodes = [np.arange(n) + b * width for b, n in enumerate(lengths)]
+            own = [batch[b][shared[idx[b]]:] for b in range(len(idx))]
+            yield hidden.reshape(-1, hidden.shape[-1]), plan_of(idx, nodes, own, prefixes, hidden.shape[0] * width)
+
+    @staticmethod
+    def _plan_pass(members, nodes, ids, prefixes, n_rows: int, answers: list, boundaries: list) -> PassPlan:
+        """A pass's PassPlan: rows predicting each scored token (its previous node, or for the first own token
+        the prefix's last hidden state, appended after the pass's n_rows rows, one per prefix), the rows whose
+        word-boundary mass is wanted, and the asked sequences' last rows with their candidates."""
+        extra: dict = {}
+        rows, targets, scored = [], [], []  # targets: token ids, one list for the pass
+        asked, last = [], []
+        bounded: list[tuple[int, np.ndarray]] = []  # (sequence, its rows): log P(B) wanted
+        for i, node, own, pr in zip(members, nodes, ids, prefixes):
+            if answers[i] is not None:
+                asked.append(i)
+                last.append(node[-1])
+                continue
+            scored.append((i, own, pr))
+            if boundaries[i] is not None and pr is None and len(node) == len(boundaries[i]):
+                bounded.append((i, node))
+            if pr is None:  # the row starts with the start token: score from its 2nd token
+                rows.append(node[:-1])
+                targets += own[1:]
+            else:  # its first own token is predicted by the prefix's last hidden state
+                key = id(pr)
+                if key not in extra:
+                    extra[key] = (len(extra), pr.last_hidden)
+                rows += [(n_rows + extra[key][0],), node[:-1]]
+                targets += own
+        empty = torch.empty(0, dtype=torch.long)
+        wanted = uniq = inverse = empty
+        kinds: list = []
+        if scored:
+            # Index arrays built in numpy, one tensor each: a small tensor op costs a GPU's launch or
+            # ~20 us on this CPU, and a probe has thousands of sequences.
+            wanted = torch.from_numpy(np.concatenate(rows))
+            # Rows whose word-boundary mass is wanted join the projection that scores the tokens.
+            kinds = [kind for i, _ in bounded for kind in boundaries[i]]
+            brows = torch.from_numpy(np.concatenate([node for _, node in bounded])) if bounded else wanted[:0]
+            uniq, inverse = torch.unique(torch.cat([wanted, brows]), return_inverse=True)
+        candidates = None
+        if asked:
+            width = max(len(answers[i]) for i in asked)
+            candidates = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
+        return PassPlan(scored, wanted, torch.tensor(targets, dtype=torch.long), [h for _, h in extra.values()], bounded,
+                        kinds, uniq, inverse, asked, torch.from_numpy(np.asarray(last, dtype=np.int64)), candidates)
 
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
@@ -595,64 +652,34 @@ class CausalScorer:
         self._prefetch_prefixes(s[:p] for s, p in zip(seqs, shared) if p)
         results: list[np.ndarray | None] = [None] * len(seqs)
         waiting = _Waiting()  # passes' rows held for one vocabulary projection (_project_waiting)
-        for idx, flat, nodes, ids, prefixes in self._hidden_states(seqs, shared):
-            # Rows predicting each scored token: its previous node, or for the first own token
-            # the prefix's last hidden state (appended after the pass's rows, one per prefix).
-            extra: dict = {}
-            rows, targets, scored = [], [], []  # targets: token ids, one list for the pass
-            asked, last = [], []
-            bounded: list[tuple[int, np.ndarray]] = []  # (sequence, its rows): log P(B) wanted
-            for i, node, own, pr in zip(idx, nodes, ids, prefixes):
-                if answers[i] is not None:
-                    asked.append(i)
-                    last.append(node[-1])
-                    continue
-                scored.append((i, own, pr))
-                if boundaries[i] is not None and pr is None and len(node) == len(boundaries[i]):
-                    bounded.append((i, node))
-                if pr is None:  # the row starts with the start token: score from its 2nd token
-                    rows.append(node[:-1])
-                    targets += own[1:]
-                else:  # its first own token is predicted by the prefix's last hidden state
-                    key = id(pr)
-                    if key not in extra:
-                        extra[key] = (len(extra), pr.last_hidden)
-                    rows += [(flat.shape[0] + extra[key][0],), node[:-1]]
-                    targets += own
-            if scored:
-                # Index arrays built in numpy, one tensor each: a small tensor op costs a GPU's launch or
-                # ~20 us on this CPU, and a probe has thousands of sequences.
-                wanted = torch.from_numpy(np.concatenate(rows))
-                # Rows whose word-boundary mass is wanted join the projection that scores the tokens.
-                kinds = [kind for i, _ in bounded for kind in boundaries[i]]
-                brows = torch.from_numpy(np.concatenate([node for _, node in bounded])) if bounded else wanted[:0]
-                uniq, inverse = torch.unique(torch.cat([wanted, brows]), return_inverse=True)
-                source = rows_among(flat, [h for _, h in extra.values()], uniq)
+        plan_of = functools.partial(self._plan_pass, answers=answers, boundaries=boundaries)
+        for flat, plan in self._hidden_states(seqs, shared, plan_of):
+            if plan.scored:
+                wanted, inverse, bounded = plan.wanted, plan.inverse, plan.bounded
+                source = rows_among(flat, plan.extra, plan.uniq)
                 if bounded:
                     index = self._mask_table()[1]
-                    mask_of = torch.full((len(uniq),), -1, dtype=torch.long)
-                    mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in kinds], dtype=torch.long)
-                    k_top, topk_of, extras = top_rows(bounded, topk, inverse[len(wanted):], len(uniq))
-                    lp_t, mass = self._logprobs_of(source, torch.tensor(targets, dtype=torch.long), inverse[: len(wanted)], mask_of,
+                    mask_of = torch.full((len(plan.uniq),), -1, dtype=torch.long)
+                    mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in plan.kinds], dtype=torch.long)
+                    k_top, topk_of, extras = top_rows(bounded, topk, inverse[len(wanted):], len(plan.uniq))
+                    lp_t, mass = self._logprobs_of(source, plan.targets, inverse[: len(wanted)], mask_of,
                                                    k_top, topk_of, extras)
                     if k_top and topk_out is not None:
                         topk_out.update(split_top_rows(bounded, topk, inverse[len(wanted):], topk_of, extras))
                     m = mass[inverse[len(wanted):]].double().numpy()
-                    has = np.array([bool(k) for k in kinds])
-                    vals = np.zeros(len(kinds))  # 0.0: every token begins a word there
+                    has = np.array([bool(k) for k in plan.kinds])
+                    vals = np.zeros(len(plan.kinds))  # 0.0: every token begins a word there
                     vals[has] = -np.logaddexp(0.0, m[has, 1] - m[has, 0])
                     at = 0
                     for i, node in bounded:
                         boundary_out[i] = vals[at : at + len(node)]
                         at += len(node)
-                    self._fill_scored(scored, results, lp_t.numpy())
+                    self._fill_scored(plan.scored, results, lp_t.numpy())
                 else:
-                    waiting.add(source, torch.tensor(targets, dtype=torch.long), inverse,
-                                functools.partial(self._fill_scored, scored, results))
-            if asked:
-                width = max(len(answers[i]) for i in asked)
-                cand = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
-                at_end = flat[torch.from_numpy(np.asarray(last))]
+                    waiting.add(source, plan.targets, inverse, functools.partial(self._fill_scored, plan.scored, results))
+            if plan.asked:
+                asked, cand = plan.asked, plan.candidates
+                at_end = flat[plan.last]
                 if any(raw[i] for i in asked):
                     logits = self._candidate_logits(at_end, cand).numpy()
                     for b, i in enumerate(asked):
