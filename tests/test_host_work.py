@@ -1,7 +1,7 @@
 """The host's work around the model, made cheaper without changing a number (fast tier but one process):
 the collector kept off a loaded model's objects (and everything thawed at exit), an ensemble's members
-scored once a pair, the rows a projection needs gathered without a copy of the whole pass, a sentence's
-sum taken as np.sum takes it."""
+scored once a pair, the rows a projection needs gathered without a copy of the whole pass (straight into
+memory the next projection and call reuse), a sentence's sum taken as np.sum takes it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from accapp.methods.ensembles import Ensemble
 from accapp.methods.prompting import YesNoProbComp
 from accapp.models import heap
 from accapp.scoring.api import Pair
-from accapp.scoring.causal import CausalScorer, one_context, rows_among
+from accapp.scoring import causal
+from accapp.scoring.causal import CausalScorer, _Waiting, one_context, rows_among
 
 
 class _Node:
@@ -121,6 +122,45 @@ def test_rows_among_equals_cat_then_index():
         rows = torch.tensor(rows)
         assert torch.equal(rows_among(flat, extra, rows), torch.cat([flat, *extra])[rows])
     assert torch.equal(rows_among(flat, [], torch.tensor([4, 7])), flat[[4, 7]])
+    out = torch.full((5, 8), float("nan"))
+    got = rows_among(flat, extra, torch.tensor([0, 3, 49, 50, 52]), out=out)
+    assert got.data_ptr() == out.data_ptr() and torch.equal(out, torch.cat([flat, *extra])[[0, 3, 49, 50, 52]])
+
+
+def test_waiting_rows_grow_without_losing_a_row():
+    """Rows gathered pass after pass into one memory: when a pass's rows do not fit, the memory grows and keeps
+    the rows before; joined() gives exactly the rows added, in order, with each target's row among them."""
+    gen = torch.Generator().manual_seed(1)
+    waiting = _Waiting(torch.zeros(3, 4))  # smaller than the first pass: grows at once
+    passes = [torch.randn(k, 4, generator=gen) for k in (5, 1, 2000, 7)]
+    for rows in passes:
+        waiting.room(rows, len(rows)).copy_(rows)
+        waiting.add(len(rows), torch.arange(len(rows)), torch.arange(len(rows)), None)
+    hidden, targets, rows_of = waiting.joined()
+    assert torch.equal(hidden, torch.cat(passes)) and hidden.data_ptr() == waiting.memory.data_ptr()
+    assert torch.equal(hidden[rows_of], torch.cat(passes))  # each target's row, numbered across passes
+    waiting.clear()  # after a projection: the memory stays for the next rows
+    assert waiting.rows == 0 and waiting.memory.shape[0] >= 2013
+    assert waiting.room(passes[0], 5).data_ptr() == waiting.memory.data_ptr()
+    bf16 = waiting.room(passes[0].bfloat16(), 2)  # other rows (another dtype): memory of their own
+    assert bf16.dtype == torch.bfloat16 and bf16.shape == (2, 4)
+
+
+def test_a_cpu_scorer_keeps_its_memory_for_the_next_call_within_its_bound(tiny_llama, monkeypatch):
+    """Every method on a pair twice: the second call reuses the first call's past (Scratch) and waiting rows'
+    memory instead of faulting in fresh memory, with the same scores; over KEPT_BYTES nothing is kept."""
+    engine = Engine(CausalScorer(tiny_llama))
+    pair = Pair("The cat sleeps.", "The cat sleep.")
+    first = engine.score_pairs([pair], method_ids("causal"), "en")[0]
+    kept = dict(engine.scorer._kept)
+    assert set(kept) == {"scratch", "waiting"} and sum(n for _, n in kept.values()) <= causal.KEPT_BYTES
+    second = engine.score_pairs([pair], method_ids("causal"), "en")[0]
+    assert engine.scorer._kept["scratch"][0] is kept["scratch"][0]  # taken, used, kept again
+    assert engine.scorer._kept["waiting"][0].data_ptr() == kept["waiting"][0].data_ptr()
+    assert second.rows == first.rows
+    monkeypatch.setattr(causal, "KEPT_BYTES", kept["scratch"][1] - 1)  # the past alone is over the bound
+    engine.score_pairs([pair], method_ids("causal"), "en")
+    assert "scratch" not in engine.scorer._kept
 
 
 def test_one_context():

@@ -49,6 +49,10 @@ from accapp.scoring.topk import split_top_rows, top_rows
 
 ENCODE_CACHE_MAX = 200_000  # strings whose tokens a scorer keeps (cleared when full)
 ANSWER_IDS_MAX = 1_024  # answers whose vocabulary ids a scorer keeps (cleared when full)
+# Memory a CPU scorer keeps from one call to the next (fresh memory costs its size in page faults on every
+# call): the packed passes' past (Scratch) and the rows waiting for a projection, when under this size.
+KEPT_BYTES = 384 * 2**20
+MIN_WAITING_ROWS = 1_024  # rows the waiting rows' memory starts with
 # The smallest pass and projection an out-of-memory retry goes down to.
 MIN_BATCH, MIN_HEAD_ROWS = 1, 16
 # Below this many shared tokens a separate prefix pass costs more than it saves.
@@ -105,36 +109,53 @@ class PassPlan(NamedTuple):
 
 
 class _Waiting:
-    """Hidden rows of several passes with their targets, waiting for one vocabulary projection."""
+    """Hidden rows of several passes with their targets, waiting for one vocabulary projection. The rows are
+    gathered straight into one block of memory (room), so the projection takes them without a copy."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory: torch.Tensor | None = None) -> None:
+        self.memory = memory  # (rows, H): the gathered rows first; grown when a pass's rows do not fit
         self.clear()
 
     def clear(self) -> None:
-        self.hidden: list[torch.Tensor] = []
         self.targets: list[torch.Tensor] = []
-        self.rows_of: list[torch.Tensor] = []  # per target, its row among this part's hidden rows
+        self.rows_of: list[torch.Tensor] = []  # per target, its row among the gathered rows
         self.parts: list[tuple[int, Callable]] = []  # (targets, what takes their log-probs), in order
         self.rows = 0
 
-    def add(self, hidden: torch.Tensor, targets: torch.Tensor, rows_of: torch.Tensor, fill: Callable) -> None:
-        self.hidden.append(hidden)
+    def room(self, like: torch.Tensor, k: int) -> torch.Tensor:
+        """Memory for the next k rows (like: a tensor of such rows, for their width, dtype and device)."""
+        need = self.rows + k
+        m = self.memory
+        if m is None or m.shape[1:] != like.shape[1:] or m.dtype != like.dtype or m.device != like.device:
+            m = None
+        if m is None or m.shape[0] < need:
+            grown = like.new_empty((max(need, 2 * m.shape[0] if m is not None else MIN_WAITING_ROWS),) + like.shape[1:])
+            if self.rows:
+                grown[: self.rows] = self.memory[: self.rows]
+            self.memory = m = grown
+        return m[self.rows : need]
+
+    def add(self, k: int, targets: torch.Tensor, rows_of: torch.Tensor, fill: Callable) -> None:
+        """The k rows just written into room(), their targets, and per target its row among them."""
         self.targets.append(targets)
         self.rows_of.append(rows_of + self.rows)
         self.parts.append((len(targets), fill))
-        self.rows += hidden.shape[0]
+        self.rows += k
 
     def joined(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return torch.cat(self.hidden), torch.cat(self.targets), torch.cat(self.rows_of)
+        return self.memory[: self.rows], torch.cat(self.targets), torch.cat(self.rows_of)
 
 
-def rows_among(flat: torch.Tensor, extra: list[torch.Tensor], rows: torch.Tensor) -> torch.Tensor:
-    """torch.cat([flat, *extra])[rows] for rows in ascending order, without copying all of flat first."""
+def rows_among(flat: torch.Tensor, extra: list[torch.Tensor], rows: torch.Tensor,
+               out: torch.Tensor | None = None) -> torch.Tensor:
+    """torch.cat([flat, *extra])[rows] for rows in ascending order, without copying all of flat first (into
+    out where given)."""
+    if out is None:
+        out = flat.new_empty((len(rows), flat.shape[1]))
     if not extra:
-        return flat[rows]
+        return torch.index_select(flat, 0, rows, out=out)
     n = flat.shape[0]
     k = int(torch.searchsorted(rows, n))  # rows[:k] in flat, the rest among the extra rows
-    out = flat.new_empty((len(rows), flat.shape[1]))
     torch.index_select(flat, 0, rows[:k], out=out[:k])  # each row copied once, straight into place
     torch.index_select(torch.cat(extra), 0, rows[k:] - n, out=out[k:])
     return out
@@ -198,6 +219,7 @@ class CausalScorer:
         # Prompts tokenized piece by piece between special tokens, where that is exact (tokens.SpecialSplit)
         self._special_split = SpecialSplit.of(self.tokenizer) if split_prompts else None
         self._prefix_cache: OrderedDict = OrderedDict()
+        self._kept: dict[str, tuple] = {}  # name -> (memory, bytes) kept between calls on a CPU (_keep), KEPT_BYTES at most
         self._decoder = self.model.base_model
         self._head = self.model.get_output_embeddings()
         self._softcap = getattr(self.model.config, "final_logit_softcapping", None)
@@ -532,7 +554,7 @@ class CausalScorer:
         copied into their past) and what its states will be read for (read: the pass's plan) are made on a second
         thread while the decoder runs the current one: on a GPU the host then no longer leaves the card waiting
         between passes, and on a CPU that work takes the core the decoder's thread leaves free."""
-        scratch = Scratch()  # two slots: the pass running, the pass being made
+        scratch = self._take_kept("scratch") or Scratch()  # two slots: the pass running, the pass being made
 
         def prepare(k: int):
             with torch.inference_mode():  # a thread's own mode: as the calling thread's
@@ -547,6 +569,7 @@ class CausalScorer:
                     coming = ahead.submit(prepare, k + 1)
                 self.stats["decoder_tokens"] += inputs["input_ids"].numel()
                 yield self._decoder(**inputs).last_hidden_state, plan
+        self._keep("scratch", scratch, scratch.nbytes)
 
     def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int], plan_of: Callable):
         """(flat hidden states (N, H), plan) of each forward pass; plan_of(members, nodes, ids, prefixes, N) makes
@@ -651,13 +674,13 @@ class CausalScorer:
         shared = self._shared_lengths(seqs, limits)
         self._prefetch_prefixes(s[:p] for s, p in zip(seqs, shared) if p)
         results: list[np.ndarray | None] = [None] * len(seqs)
-        waiting = _Waiting()  # passes' rows held for one vocabulary projection (_project_waiting)
+        waiting = _Waiting(self._take_kept("waiting"))  # passes' rows held for one vocabulary projection
         plan_of = functools.partial(self._plan_pass, answers=answers, boundaries=boundaries)
         for flat, plan in self._hidden_states(seqs, shared, plan_of):
             if plan.scored:
                 wanted, inverse, bounded = plan.wanted, plan.inverse, plan.bounded
-                source = rows_among(flat, plan.extra, plan.uniq)
                 if bounded:
+                    source = rows_among(flat, plan.extra, plan.uniq)
                     index = self._mask_table()[1]
                     mask_of = torch.full((len(plan.uniq),), -1, dtype=torch.long)
                     mask_of[inverse[len(wanted):]] = torch.tensor([index[k] if k else -1 for k in plan.kinds], dtype=torch.long)
@@ -676,22 +699,39 @@ class CausalScorer:
                         at += len(node)
                     self._fill_scored(plan.scored, results, lp_t.numpy())
                 else:
-                    waiting.add(source, plan.targets, inverse, functools.partial(self._fill_scored, plan.scored, results))
+                    rows_among(flat, plan.extra, plan.uniq, out=waiting.room(flat, len(plan.uniq)))
+                    waiting.add(len(plan.uniq), plan.targets, inverse,
+                                functools.partial(self._fill_scored, plan.scored, results))
             if plan.asked:
                 asked, cand = plan.asked, plan.candidates
-                at_end = flat[plan.last]
+                at_end = torch.index_select(flat, 0, plan.last, out=waiting.room(flat, len(plan.last)))
                 if any(raw[i] for i in asked):
                     logits = self._candidate_logits(at_end, cand).numpy()
                     for b, i in enumerate(asked):
                         if raw[i]:
                             results[i] = logits[b, : len(answers[i])].astype(np.float32)
                 n, k = cand.shape
-                waiting.add(at_end, cand.reshape(-1), torch.arange(n).repeat_interleave(k),
+                waiting.add(n, cand.reshape(-1), torch.arange(n).repeat_interleave(k),
                             functools.partial(_fill_answers, asked, answers, raw, results))
             if waiting.rows >= self.head_chunk_rows:
                 self._project_waiting(waiting)
         self._project_waiting(waiting)
+        if waiting.memory is not None:
+            self._keep("waiting", waiting.memory, waiting.memory.numel() * waiting.memory.element_size())
         return results  # type: ignore[return-value]
+
+    def _take_kept(self, name: str):
+        """What the last call kept under name, taken (None if nothing): a scorer used from two threads at once
+        never hands one memory to both (dict.pop is one step under the GIL)."""
+        return self._kept.pop(name, (None, 0))[0]
+
+    def _keep(self, name: str, memory, nbytes: int) -> None:
+        """Keep memory for the next call: on a CPU, where fresh memory costs page faults, and while everything
+        kept stays under KEPT_BYTES. On a GPU the allocator keeps freed memory for reuse by itself."""
+        if self.device.type != "cpu":
+            return
+        if sum(n for k, (_, n) in self._kept.items() if k != name) + nbytes <= KEPT_BYTES:
+            self._kept[name] = (memory, nbytes)
 
     def _fill_scored(self, scored: list, results: list, flat_lp: np.ndarray) -> None:
         """Each scored sequence's log-probs, in order from flat_lp, after its prefix's own."""

@@ -17,11 +17,15 @@ from transformers.cache_utils import DynamicLayer
 
 
 class Scratch:
-    """Memory for one scoring call's past KV, kept from pass to pass and let go with the call: two slots, the
-    pass the decoder runs and the pass being made beside it."""
+    """Memory for a scoring call's past KV, kept from pass to pass (on a CPU also from call to call, as
+    CausalScorer keeps it): two slots, the pass the decoder runs and the pass being made beside it."""
 
     def __init__(self) -> None:
         self._storage: list[torch.Tensor | None] = [None, None]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.numel() * s.element_size() for s in self._storage if s is not None)
 
     def buffer(self, like: torch.Tensor, batch: int, past: int, slot: int) -> torch.Tensor:
         """(layers, 2, batch, heads, past, head dim) for a prefix KV `like` (layers, 2, heads, tokens, head
