@@ -22,8 +22,8 @@ from accapp.methods.base import CallResults, score_of
 from accapp.methods.ensembles import Ensemble
 from accapp.methods.prompting import YesNoProbComp
 from accapp.models import heap
-from accapp.scoring.api import Pair
 from accapp.scoring import causal
+from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer, _Waiting, one_context, rows_among
 
 
