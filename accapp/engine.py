@@ -12,6 +12,7 @@ deduplicates the requests of all methods and pairs, hands them to the scorer in 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from accapp import languages
@@ -179,20 +180,8 @@ class Engine:
         topk = min(int(topk), top_k.K_MAX) if words and self.kind == "causal" else 0
         off = self.unavailable_for(methods)
         methods = self.resolve(methods)
-        ctx_of = {}
-        requests: dict = {}
-        for pair in pairs:
-            lang = language or self.language or detect_language(pair.good, pair.bad)
-            ctx = ctx_of[id(pair)] = self.context(lang)
-            for s in (pair.good, pair.bad):
-                for r in self._word_requests(s, pair.context) if words else self._token_requests(s, pair.context):
-                    requests[r] = None
-                if topk:
-                    requests[TopKRequest(s, topk)] = None
-            for m in methods:
-                for r in m.requests(pair, ctx):
-                    requests[r] = None
-        results = self.scorer.execute(list(requests))
+        requests, ctx_of = self._requests(pairs, methods, language, words, topk)
+        results = self.scorer.execute(requests)
         res = CallResults(results)
         out = []
         for pair in pairs:
@@ -212,6 +201,54 @@ class Engine:
                         for key, s in (("good", pair.good), ("bad", pair.bad))} if topk and not pair.context else None
             out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off, expected))
         return out
+
+    def _requests(self, pairs: list[Pair], methods: list, language: str | None, words: bool, topk: int):
+        """(every request the pairs need under the resolved methods, in order and once each, {id(pair): Context})."""
+        ctx_of = {}
+        requests: dict = {}
+        for pair in pairs:
+            lang = language or self.language or detect_language(pair.good, pair.bad)
+            ctx = ctx_of[id(pair)] = self.context(lang)
+            for s in (pair.good, pair.bad):
+                for r in self._word_requests(s, pair.context) if words else self._token_requests(s, pair.context):
+                    requests[r] = None
+                if topk:
+                    requests[TopKRequest(s, topk)] = None
+            for m in methods:
+                for r in m.requests(pair, ctx):
+                    requests[r] = None
+        return list(requests), ctx_of
+
+    def score_blocks(self, blocks, methods=None, language: str | None = None):
+        """score_pairs(block, methods, language) for each block of checked pairs, in order, yielding each
+        block's results: the same results, while the next block's strings are tokenized on a second thread
+        as the model scores the current one (tokenize_ahead). Blocks are read one ahead of the one scored."""
+        self.resolve(methods)  # what the model cannot run is found here, before a second thread asks
+        blocks = iter(blocks)
+        block = next(blocks, None)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-tokenize") as ahead:
+            while block is not None:
+                following = next(blocks, None)
+                coming = ahead.submit(self.tokenize_ahead, following, methods, language) if following else None
+                yield self.score_pairs(block, methods, language)
+                if coming is not None:
+                    coming.result()
+                block = following
+
+    def tokenize_ahead(self, pairs: list[Pair], methods=None, language: str | None = None) -> None:
+        """Tokenize what score_pairs(pairs, methods, language) will ask for into the scorer's caches, so that
+        call starts at the model: made for a second thread while the model scores the block before
+        (score_blocks, the runner; the tokenizer's own work leaves Python's lock free). Does nothing for a
+        scorer without a tokenize step, or before this engine has found which methods its model cannot run
+        (that takes the model, which the other thread is using). A string the tokenizer fails on is left to
+        the block's own score_pairs, which meets the same error where it is reported."""
+        tokenize = getattr(self.scorer, "tokenize", None)
+        if tokenize is None or self._unavailable is None:
+            return
+        try:
+            tokenize(self._requests(pairs, self.resolve(methods), language, False, 0)[0])
+        except Exception:  # noqa: BLE001 - only a head start: the block's own call reports its errors
+            return
 
     def score_strings(self, texts: list[str], methods=None, language: str | None = None) -> list[StringResult]:
         """Score checked strings (see check_sentence) one by one under the per-string methods ('all' or

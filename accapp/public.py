@@ -96,9 +96,11 @@ def score_pairs(pairs, model: str = DEFAULT_MODEL, methods="all", *, language: s
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     rows = []
-    steps = range(0, len(checked), CHUNK)
-    for start in tqdm(steps, desc=f"{model}", unit=f"×{CHUNK} pairs", disable=not progress or len(steps) < 2):
-        for res in engine.score_pairs(checked[start : start + CHUNK], methods, language):
+    blocks = [checked[start : start + CHUNK] for start in range(0, len(checked), CHUNK)]
+    scored = engine.score_blocks(blocks, methods, language)  # the next block tokenized while one is scored
+    for results in tqdm(scored, total=len(blocks), desc=f"{model}", unit=f"×{CHUNK} pairs",
+                        disable=not progress or len(blocks) < 2):
+        for res in results:
             base = {"pair": res.pair.meta["pair"], "good": res.pair.good, "bad": res.pair.bad,
                     "context": res.pair.context, "flag": pair_flag(res.pair.good, res.pair.bad)}
             rows += [{**base, **s.as_dict(), "len_good": res.len_good, "len_bad": res.len_bad} for s in res.scores]

@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,16 +215,30 @@ def rows_by_method(rows_of, methods) -> tuple[list[dict], dict[str, str]]:
         return rows, failed
 
 
-def score_block(engine, block: Block, benchmark: str, language: str | None) -> BlockResult:
-    """Check and score one block with one engine call (the work a serial run or a Ray worker does)."""
-    t0 = time.perf_counter()
+def check_block(engine, block: Block) -> tuple[list, list[dict]]:
+    """(the block's pairs that pass the checks, {paradigm, pair_id, good, bad, error} of those that fail)."""
     items = block.items
     checked, errors = engine.check_pairs(
         (k, good, bad, {"pair_id": pid, "paradigm": paradigm, "phenomenon": phenomenon}, *context)
         for k, (paradigm, pid, phenomenon, good, bad, *context) in enumerate(items))
     check_errors = [{"paradigm": items[k][0], "pair_id": items[k][1], "good": items[k][3], "bad": items[k][4], "error": e}
                     for k, e in errors.items()]
-    pairs = [p for _, p in checked]
+    return [p for _, p in checked], check_errors
+
+
+def prepare_block(engine, block: Block, language: str | None) -> tuple[list, list[dict]]:
+    """check_block, and the pairs' strings tokenized for the block's methods (Engine.tokenize_ahead): what a
+    serial run does for the next block on a second thread while the model scores the current one."""
+    pairs, check_errors = check_block(engine, block)
+    engine.tokenize_ahead(pairs, list(block.methods), language)
+    return pairs, check_errors
+
+
+def score_block(engine, block: Block, benchmark: str, language: str | None, checked=None) -> BlockResult:
+    """Check and score one block with one engine call (the work a serial run or a Ray worker does);
+    checked: check_block's answer where it was made beforehand (prepare_block)."""
+    t0 = time.perf_counter()
+    pairs, check_errors = checked if checked is not None else check_block(engine, block)
     model = engine.model_id
 
     def rows_of(methods) -> list[dict]:
@@ -429,9 +444,25 @@ def run_benchmark(
     block_size = block_size or default_block_size(methods)
     info = describe(engine, methods, language_of(bench_name(benchmark)))
     run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size, progress, on_unit)
-    for block in run.blocks:
-        run.record(block, score_block(engine, block, run.bench, run.language))
+    blocks = run.blocks
+    # The next block is checked and tokenized on a second thread while the model scores the current one.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-next-block") as ahead:
+        coming = None
+        for k, block in enumerate(blocks):
+            checked = _prepared(coming)
+            coming = ahead.submit(prepare_block, engine, blocks[k + 1], run.language) if k + 1 < len(blocks) else None
+            run.record(block, score_block(engine, block, run.bench, run.language, checked))
     return run.finish()
+
+
+def _prepared(coming):
+    """prepare_block's answer, or None (the block is then checked where it is scored, which reports any error)."""
+    if coming is None:
+        return None
+    try:
+        return coming.result()
+    except Exception:  # noqa: BLE001 - only a head start
+        return None
 
 
 def sort_rows(df: pd.DataFrame) -> pd.DataFrame:

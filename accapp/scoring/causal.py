@@ -24,6 +24,7 @@ pass of its own, boundary_logprobs and top_k).
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -216,6 +217,9 @@ class CausalScorer:
         self._encode_cache: dict[str, Encoded] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # prompts' ids (ids_of)
         self._answer_ids: dict[str, int] = {}  # answers' vocabulary ids (_vocabulary_id), ANSWER_IDS_MAX of them
+        # One tokenization at a time, its caches filled (or cleared when full) and read under it: the next block's
+        # strings may be tokenized on another thread while this scorer runs a call (Engine.score_blocks).
+        self._tokenizing = threading.Lock()
         # Prompts tokenized piece by piece between special tokens, where that is exact (tokens.SpecialSplit)
         self._special_split = SpecialSplit.of(self.tokenizer) if split_prompts else None
         self._prefix_cache: OrderedDict = OrderedDict()
@@ -258,14 +262,19 @@ class CausalScorer:
         """Tokens of `text` with their character offsets; special tokens in the text are parsed."""
         hit = self._encode_cache.get(text)
         if hit is None:
-            self.encode_many([text])
-            hit = self._encode_cache[text]
+            with self._tokenizing:
+                self._encode_missing([text])
+                hit = self._encode_cache[text]
         return hit
 
     def encode_many(self, texts) -> None:
         """Tokenize the texts the cache lacks (with offsets) in one batched call of the tokenizer:
         the same tokens as one call each (a fast tokenizer encodes a list item by item), at a
         fraction of the calls' overhead."""
+        with self._tokenizing:
+            self._encode_missing(texts)
+
+    def _encode_missing(self, texts) -> None:
         missing = [t for t in dict.fromkeys(texts) if t not in self._encode_cache]
         if not missing:
             return
@@ -282,14 +291,21 @@ class CausalScorer:
             enc = self._encode_cache.get(text)
             if enc is not None:
                 return enc.ids
-            self.ids_many([text])
-            hit = self._ids_cache[text]
+            with self._tokenizing:
+                self._ids_missing([text])
+                hit = self._ids_cache.get(text)
+                if hit is None:  # tokenized with its offsets meanwhile
+                    hit = self._encode_cache[text].ids
         return hit
 
     def ids_many(self, texts) -> None:
         """Token ids of the prompts the cache lacks, batched; a prompt with special tokens (a chat
         template's) by its pieces between them (tokens.SpecialSplit): the system message and the
         turn markers are the same in every prompt, so only the user's message is tokenized anew."""
+        with self._tokenizing:
+            self._ids_missing(texts)
+
+    def _ids_missing(self, texts) -> None:
         missing = [t for t in dict.fromkeys(texts) if t not in self._ids_cache and t not in self._encode_cache]
         if not missing:
             return
@@ -1000,9 +1016,9 @@ class CausalScorer:
                 prompts += [r.prompt + a for a in r.answers]
         self.ids_many(prompts)
 
-    def execute(self, requests) -> dict:
-        """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest,
-        word-boundary log-probs (np.ndarray, boundary_logprobs) for every BoundaryRequest."""
+    def _by_kind(self, requests) -> tuple[list, list, list, list]:
+        """(SeqRequests, NextRequests, BoundaryRequests, TopKRequests) of a call: a top-k rides on its sentence's
+        word-boundary rows, and a sentence's word boundaries on the pass that scores it (its SeqRequest joins)."""
         seq_reqs = [r for r in requests if isinstance(r, SeqRequest)]
         next_reqs = [r for r in requests if isinstance(r, NextRequest)]
         bnd_reqs = [r for r in requests if isinstance(r, BoundaryRequest)]
@@ -1010,13 +1026,24 @@ class CausalScorer:
         if len(seq_reqs) + len(next_reqs) + len(bnd_reqs) + len(top_reqs) < len(requests):
             raise ValueError("a causal LM answers SeqRequest, NextRequest, BoundaryRequest and TopKRequest only "
                              "(PLL needs a masked LM)")
-        # A top-k rides on the sentence's word-boundary rows (the same rows, the same projection).
         have_bnd = set(bnd_reqs)
         bnd_reqs += [b for b in dict.fromkeys(BoundaryRequest(r.text) for r in top_reqs) if b not in have_bnd]
-        out: dict = {}
-        # A sentence's word boundaries come from the pass that scores it: its SeqRequest joins.
         have = set(seq_reqs)  # built once: a set built per item made this quadratic (docs/gpu.md)
         seq_reqs += [SeqRequest((r.text,), r.context) for r in bnd_reqs if SeqRequest((r.text,), r.context) not in have]
+        return seq_reqs, next_reqs, bnd_reqs, top_reqs
+
+    def tokenize(self, requests) -> None:
+        """Tokenize every string the requests need into the caches, as execute does first: Engine.score_blocks
+        runs this for the next block on a second thread while the model scores the current one (the
+        tokenizer's own work leaves Python's lock free)."""
+        seq_reqs, next_reqs, bnd_reqs, _ = self._by_kind(requests)
+        self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
+
+    def execute(self, requests) -> dict:
+        """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest,
+        word-boundary log-probs (np.ndarray, boundary_logprobs) for every BoundaryRequest."""
+        seq_reqs, next_reqs, bnd_reqs, top_reqs = self._by_kind(requests)
+        out: dict = {}
         self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
