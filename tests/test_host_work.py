@@ -153,12 +153,12 @@ def test_a_cpu_scorer_keeps_its_memory_for_the_next_call_within_its_bound(tiny_l
     pair = Pair("The cat sleeps.", "The cat sleep.")
     first = engine.score_pairs([pair], method_ids("causal"), "en")[0]
     kept = dict(engine.scorer._kept)
-    assert set(kept) == {"scratch", "waiting"} and sum(n for _, n in kept.values()) <= causal.KEPT_BYTES
+    assert set(kept) == {"scratch", "waiting"} and sum(m.nbytes for m in kept.values()) <= causal.KEPT_BYTES
     second = engine.score_pairs([pair], method_ids("causal"), "en")[0]
-    assert engine.scorer._kept["scratch"][0] is kept["scratch"][0]  # taken, used, kept again
-    assert engine.scorer._kept["waiting"][0].data_ptr() == kept["waiting"][0].data_ptr()
+    assert engine.scorer._kept["scratch"] is kept["scratch"]  # taken, used, kept again
+    assert engine.scorer._kept["waiting"].data_ptr() == kept["waiting"].data_ptr()
     assert second.rows == first.rows
-    monkeypatch.setattr(causal, "KEPT_BYTES", kept["scratch"][1] - 1)  # the past alone is over the bound
+    monkeypatch.setattr(causal, "KEPT_BYTES", kept["scratch"].nbytes - 1)  # the past alone is over the bound
     engine.score_pairs([pair], method_ids("causal"), "en")
     assert "scratch" not in engine.scorer._kept
 

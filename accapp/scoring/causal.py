@@ -223,7 +223,7 @@ class CausalScorer:
         # Prompts tokenized piece by piece between special tokens, where that is exact (tokens.SpecialSplit)
         self._special_split = SpecialSplit.of(self.tokenizer) if split_prompts else None
         self._prefix_cache: OrderedDict = OrderedDict()
-        self._kept: dict[str, tuple] = {}  # name -> (memory, bytes) kept between calls on a CPU (_keep), KEPT_BYTES at most
+        self._kept: dict[str, object] = {}  # memory kept between calls on a CPU (_keep), KEPT_BYTES at most
         self._decoder = self.model.base_model
         self._head = self.model.get_output_embeddings()
         self._softcap = getattr(self.model.config, "final_logit_softcapping", None)
@@ -585,7 +585,7 @@ class CausalScorer:
                     coming = ahead.submit(prepare, k + 1)
                 self.stats["decoder_tokens"] += inputs["input_ids"].numel()
                 yield self._decoder(**inputs).last_hidden_state, plan
-        self._keep("scratch", scratch, scratch.nbytes)
+        self._keep("scratch", scratch)
 
     def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int], plan_of: Callable):
         """(flat hidden states (N, H), plan) of each forward pass; plan_of(members, nodes, ids, prefixes, N) makes
@@ -733,21 +733,22 @@ class CausalScorer:
                 self._project_waiting(waiting)
         self._project_waiting(waiting)
         if waiting.memory is not None:
-            self._keep("waiting", waiting.memory, waiting.memory.numel() * waiting.memory.element_size())
+            self._keep("waiting", waiting.memory)
         return results  # type: ignore[return-value]
 
     def _take_kept(self, name: str):
         """What the last call kept under name, taken (None if nothing): a scorer used from two threads at once
         never hands one memory to both (dict.pop is one step under the GIL)."""
-        return self._kept.pop(name, (None, 0))[0]
+        return self._kept.pop(name, None)
 
-    def _keep(self, name: str, memory, nbytes: int) -> None:
-        """Keep memory for the next call: on a CPU, where fresh memory costs page faults, and while everything
-        kept stays under KEPT_BYTES. On a GPU the allocator keeps freed memory for reuse by itself."""
+    def _keep(self, name: str, memory) -> None:
+        """Keep memory (a tensor or a Scratch: its nbytes) for the next call: on a CPU, where fresh memory costs
+        page faults, and while everything kept stays under KEPT_BYTES. On a GPU the allocator keeps freed memory
+        for reuse by itself."""
         if self.device.type != "cpu":
             return
-        if sum(n for k, (_, n) in self._kept.items() if k != name) + nbytes <= KEPT_BYTES:
-            self._kept[name] = (memory, nbytes)
+        if sum(m.nbytes for k, m in self._kept.items() if k != name) + memory.nbytes <= KEPT_BYTES:
+            self._kept[name] = memory
 
     def _fill_scored(self, scored: list, results: list, flat_lp: np.ndarray) -> None:
         """Each scored sequence's log-probs, in order from flat_lp, after its prefix's own."""
