@@ -49,9 +49,9 @@ def server(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(server):
-    from gradio_client import Client
+    from tests.ui_server import api_client
 
-    return Client(server.url, verbose=False)
+    return api_client(server.url)
 
 
 def test_the_spaces_package_is_imported_only_the_second_way(client, server):

@@ -20,7 +20,7 @@ GOOD, BAD = "The key to the cabinets is on the table.", "The key to the cabinets
 
 
 def test_sigterm_mid_probe_exits_cleanly(tmp_path):
-    from gradio_client import Client
+    from tests.ui_server import api_client
 
     srv = start_server(tmp_path, {"ACCAPP_SPACES": "0", "ACCAPP_PRELOAD": "0"})  # Gemma only: no SmolLM2 warmed for nothing
     try:
@@ -34,7 +34,7 @@ def test_sigterm_mid_probe_exits_cleanly(tmp_path):
                 pass  # the app went away mid-answer: what is tested is how it went
 
         threading.Thread(target=probe, daemon=True).start()
-        client, deadline = Client(srv.url, verbose=False), time.monotonic() + 180
+        client, deadline = api_client(srv.url), time.monotonic() + 180
         while "gemma3-270m" not in [m["id"] for m in client.predict(api_name="/status")["models"]]:
             assert time.monotonic() < deadline, srv.log_tail()
             time.sleep(0.2)

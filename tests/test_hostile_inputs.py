@@ -168,10 +168,10 @@ def _log_since(server, start: int) -> str:
 @pytest.mark.slow
 @pytest.mark.process
 def test_hostile_inputs_get_messages_and_the_log_neither_tracebacks_nor_forged_lines(app_server):
-    from gradio_client import Client
+    from tests.ui_server import api_client
 
     url = app_server.url
-    client = Client(url, verbose=False)
+    client = api_client(url)
     start = len(app_server.log.read_text(encoding="utf-8", errors="replace"))
 
     def probe_error(model, methods=None) -> str:

@@ -190,9 +190,9 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(app):
-    from gradio_client import Client
+    from tests.ui_server import api_client
 
-    return Client(app.url, verbose=False)
+    return api_client(app.url)
 
 
 def _status(client) -> dict:
@@ -292,8 +292,10 @@ def test_memory_budget_fits_one_of_two_models_least_recently_used_unloaded(clien
 @pytest.mark.slow
 @pytest.mark.process
 def test_one_file_job_per_visitor_probes_beside_it_and_a_prompt_cancel(client, app, tmp_path):
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
     from gradio_client.exceptions import ValidationError
+
+    from tests.ui_server import api_client
 
     slow = _csv(tmp_path / "slow.csv", _blimp(40))
     job = client.submit(handle_file(str(slow)), "smollm2-135m-instruct", ["lp", "in_template_lp", "yes_no_prob_comp",
@@ -308,7 +310,7 @@ def test_one_file_job_per_visitor_probes_beside_it_and_a_prompt_cancel(client, a
         client.predict(handle_file(str(second)), "smollm2-135m-instruct", ["lp"], api_name="/score_file")
     assert _status(client)["file_jobs"] == {"running": 1, "waiting": 0}
 
-    other = Client(app.url, verbose=False)  # another visitor's probe: its own queue, ahead of the file's steps
+    other = api_client(app.url)  # another visitor's probe: its own queue, ahead of the file's steps
     latencies = []
     for good, bad in _blimp(5, seed=1):
         t = time.perf_counter()
@@ -467,12 +469,13 @@ def test_a_burst_of_file_jobs_beyond_the_bound_is_refused_at_once(client, app, t
     with a message at once: none waits unseen in Gradio's queue (ui/queues.py, REFUSAL_SLOTS)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
     from accapp.service.file_jobs import FILE_QUEUE_MAX
+    from tests.ui_server import api_client
 
     slow = _csv(tmp_path / "burst.csv", _blimp(40, seed=3))
-    visitors = [Client(app.url, verbose=False) for _ in range(1 + FILE_QUEUE_MAX + 3)]
+    visitors = [api_client(app.url) for _ in range(1 + FILE_QUEUE_MAX + 3)]
     start = threading.Barrier(len(visitors))
 
     def send(visitor):

@@ -177,9 +177,9 @@ def test_side_by_side_first_model_does_not_wait_for_the_second(page, server):
     """SmolLM2 (loaded at start) beside Gemma not yet loaded: SmolLM2's answer shows while Gemma loads.
     Gemma loads once per server; where an earlier test has loaded it there is no load to watch, and
     tests/test_probe_side_by_side.py (which holds a real load back) shows the same in every run."""
-    from gradio_client import Client
+    from tests.ui_server import api_client
 
-    loaded = [m["id"] for m in Client(server.url, verbose=False).predict(api_name="/status")["models"]]
+    loaded = [m["id"] for m in api_client(server.url).predict(api_name="/status")["models"]]
     if "gemma3-270m" in loaded:
         pytest.skip("Gemma 3 is already loaded in this server: no load to watch (see tests/test_probe_side_by_side.py)")
     pick(page, "probe-model2", "Gemma 3 270M")

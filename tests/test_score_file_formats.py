@@ -229,9 +229,11 @@ def test_malformed_uploads_give_a_message_and_no_file(app, tmp_path):
 def test_api_endpoints_layouts_and_every_file(app_server, upload):
     """/score_file as before (three inputs: the wide CSV), with layout='long', and /score_file_all,
     on the session's shared server (tests/conftest.py)."""
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
-    client = Client(app_server.url, verbose=False)
+    from tests.ui_server import api_client
+
+    client = api_client(app_server.url)
     assert {"/score_file", "/score_file_all"} <= set(client.view_api(print_info=False, return_format="dict")
                                                      ["named_endpoints"])
     wide = _read(client.predict(handle_file(str(upload)), MODEL, ["lp"], api_name="/score_file"))

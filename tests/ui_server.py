@@ -43,8 +43,19 @@ class Server:
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
+                self._log_stacks("did not exit within 20 s of SIGTERM")
                 self.proc.kill()
                 self.proc.wait(timeout=10)
+
+    def _log_stacks(self, why: str) -> None:
+        """Append every thread's stack (py-spy, where installed) to the log, so a hang says where it hangs."""
+        try:
+            dump = subprocess.run(["py-spy", "dump", "--pid", str(self.proc.pid)], capture_output=True, text=True, timeout=30)
+            text = dump.stdout or dump.stderr
+        except (OSError, subprocess.TimeoutExpired) as e:
+            text = f"(no stacks: {e})"
+        with open(self.log, "a", encoding="utf-8") as out:
+            out.write(f"\n[tests] the app {why}; its threads:\n{text}\n")
 
     def log_tail(self, n: int | None = 4000) -> str:
         """The log's last n characters; n=None: all of it (a shared server's log holds every test's lines)."""
@@ -84,6 +95,17 @@ def start_server(tmp: Path, env: dict | None = None, timeout: float = 180.0) -> 
         time.sleep(0.5)
     server.stop()
     raise RuntimeError(f"the app did not answer within {timeout:.0f} s:\n{server.log_tail()}")
+
+
+API_TIMEOUT_S = 120.0  # gradio_client's requests otherwise give up after httpx's 5 s: too soon on two busy cores
+
+
+def api_client(url: str):
+    """A gradio_client Client on the app at `url` whose requests wait for a busy server."""
+    import httpx
+    from gradio_client import Client
+
+    return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(API_TIMEOUT_S)})
 
 
 def launch_browser(playwright):

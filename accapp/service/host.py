@@ -517,18 +517,17 @@ HANDLERS = InFlight()
 def stop_and_exit(*_) -> None:
     """SIGTERM's handler (ui/app.py): the model step in flight ends first (up to STOP_WAIT_S), then the event
     handlers still running (up to HANDLERS_WAIT_S: an Explore render, a CSV being written), then the app exits
-    normally. Whatever still runs then is left behind: the exit handlers run (the temporary folders go) and
-    the process ends at once, as interpreter shutdown with a thread inside torch or DuckDB aborts (exit
-    status -6)."""
+    with status 0. Whatever still runs then is left behind. The exit handlers run (the temporary folders go)
+    and the process ends at once, without the interpreter's own shutdown: with a thread inside torch or DuckDB
+    that shutdown aborts (exit status -6), and with the models' objects in memory its last garbage collection
+    can run for longer than a Space waits before it kills the app."""
     idle = get_state().stop()
     log.info("stopping (SIGTERM): the model thread %s", "is idle" if idle else "is still running a step: it is left")
-    handlers_done = HANDLERS.wait_idle(HANDLERS_WAIT_S)
-    if not handlers_done:
+    if not HANDLERS.wait_idle(HANDLERS_WAIT_S):
         log.info("stopping: event handlers still run after %.0f s: they are left", HANDLERS_WAIT_S)
-    if idle and handlers_done:
-        sys.exit(0)
     atexit._run_exitfuncs()  # what sys.exit would run (the stdlib's own hook: no public name)
     sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(0)
 
 

@@ -388,6 +388,7 @@ def main() -> None:
     queues.admit_probes(demo)  # the probe queue admits two batches at once: a class's first stages before anyone's last
     demo.queue(default_concurrency_limit=queues.PROBE_CONCURRENCY, max_size=queues.QUEUE_MAX)
     gradio_internals.calm_queue_polling(demo)  # Gradio polls its empty queue every millisecond otherwise
+    gradio_internals.patient_launch_check()  # a model preloading on a busy machine can delay the first answer past 3 s
     if settings.flag("ACCAPP_PRELOAD"):
         warmup = get_state().preload()
         if gpu.on_zero_gpu():  # ZeroGPU packs the weights loaded before launch: none may be loading meanwhile

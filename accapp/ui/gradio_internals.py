@@ -6,16 +6,23 @@
   uses kept a share of a core busy (docs/performance.md, "An idle app"). A probe takes seconds, so
   picking it up 20 ms later costs a visitor nothing; progress bars move ten times a second.
 - An event's data (gr.EventData): a request sent from outside the page may carry none, or data of
-  any shape, where Gradio's attribute access would raise."""
+  any shape, where Gradio's attribute access would raise.
+- A busy machine does not stop the app starting. Before it serves, `launch` asks its own local URL
+  once (`networking.url_ok`: a HEAD with a 3 s timeout, a timeout counting as "not reachable") and
+  exits when that fails; while a model preloads on a loaded machine the answer can take longer."""
 
 from __future__ import annotations
 
 import logging
+import time
+
+import httpx
 
 log = logging.getLogger(__name__)
 
 EVENT_POLL_S = 0.02  # how soon a new event is picked up when the queue is empty
 PROGRESS_POLL_S = 0.1  # how often progress is looked for while events run
+LAUNCH_CHECK_S = 120.0  # how long launch's check of the app's own URL waits for an answer, in all
 
 
 def event_value(evt, key: str):
@@ -34,3 +41,31 @@ def calm_queue_polling(blocks) -> None:
     queue.sleep_when_free = max(queue.sleep_when_free, EVENT_POLL_S)
     if hasattr(queue, "progress_update_sleep_when_free"):
         queue.progress_update_sleep_when_free = max(queue.progress_update_sleep_when_free, PROGRESS_POLL_S)
+
+
+def url_answers(url: str, within_s: float = LAUNCH_CHECK_S) -> bool:
+    """Whether `url` answers a HEAD (200, or a redirect or 401 where auth is set) within `within_s`
+    seconds: a slow answer is waited for, a refused connection is tried again until then."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            r = httpx.head(url, timeout=max(left, 0.1), verify=False)
+            if r.status_code in (200, 401, 301, 302, 303, 307, 308):
+                return True
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() + 0.5 > deadline:
+            return False
+        time.sleep(0.5)
+
+
+def patient_launch_check() -> None:
+    """Make `launch`'s check of the app's own URL wait for a busy server (`url_answers`); a Gradio
+    without that check keeps its own (logged)."""
+    from gradio import networking
+
+    if not callable(getattr(networking, "url_ok", None)):
+        log.info("Gradio has no launch check of its own URL: nothing to make patient")
+        return
+    networking.url_ok = url_answers
