@@ -22,6 +22,7 @@ from accapp.methods.base import CallResults, Context, MethodScore, score_of
 from accapp.scoring import convention as conventions
 from accapp.scoring import topk as top_k
 from accapp.scoring.api import BoundaryRequest, NextRequest, Pair, SeqResult, TopKRequest
+from accapp.scoring.collector import spaced_collections
 from accapp.scoring.context import check_context
 from accapp.scoring.tokens import vocabulary_id
 from accapp.scoring.word_prob import WORD_RULE_CORRECTED, WORD_RULE_SUM, sum_records, word_records
@@ -177,6 +178,10 @@ class Engine:
         with words=True each result also carries its sentences' words (word_scores), from the
         same passes, and with topk > 0 as well (a causal LM) what the model expected at each token
         and word, its topk most probable next tokens (PairResult.expected), from the same projection."""
+        with spaced_collections():  # a call's many short-lived objects, collected far less often (scoring/collector.py)
+            return self._score_pairs(pairs, methods, language, words, topk)
+
+    def _score_pairs(self, pairs: list[Pair], methods, language: str | None, words: bool, topk: int) -> list[PairResult]:
         topk = min(int(topk), top_k.K_MAX) if words and self.kind == "causal" else 0
         off = self.unavailable_for(methods)
         methods = self.resolve(methods)

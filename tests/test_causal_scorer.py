@@ -21,20 +21,29 @@ def _pairs(df, n, seed=0):
 
 # SmolLM2's case is in tests/test_ties.py (the naive scorer, one string a pass without prefix sharing,
 # against the probe's and the runner's scores of 5 pairs, every method); Gemma's stays here, on 3 pairs
-# (its one-at-a-time side runs about 16 s a pair on this CPU).
+# (its one-at-a-time side runs about 16 s a pair on this CPU), held to the same rule: each score within its
+# method's tie tolerance (accapp/methods/ties.py), so that no verdict depends on batching. An absolute 1e-4
+# nats held with one torch thread and failed with two (1.18e-4 on a prompted sentence: float32 sums in
+# another order).
 @pytest.mark.parametrize("model", ["gemma"])
 def test_batched_and_prefix_shared_equal_one_at_a_time(model, request, blimp):
+    from accapp.methods.descriptor import descriptors
+    from tests.test_ties import drift_in_tie_units
+
     lm = request.getfixturevalue(model)
     pairs = _pairs(blimp, 3)
     methods = ["lp", "in_template_lp", "in_template_comparative_lp", "yes_no_prob_comp", "ab_prompting", "meta_question_complex"]
     fast = Engine(CausalScorer(lm, batch_size=16, share_prefix=True)).score_pairs(pairs, methods)
     slow = Engine(CausalScorer(lm, batch_size=1, share_prefix=False)).score_pairs(pairs, methods)
-    worst = 0.0
+    table, nats = descriptors(), 0.0
     for a, b in zip(fast, slow):
-        assert [(r["method"], r["template"], r["variant"]) for r in a.rows] == [(r["method"], r["template"], r["variant"]) for r in b.rows]
-        for r, s in zip(a.rows, b.rows):
-            worst = max(worst, abs(r["score_good"] - s["score_good"]), abs(r["score_bad"] - s["score_bad"]))
-    assert worst < TOL, worst
+        assert [(r.method, r.template, r.variant) for r in a.scores] == [(r.method, r.template, r.variant) for r in b.scores]
+        for r, s in zip(a.scores, b.scores):
+            for x, y, size in ((r.score_good, s.score_good, s.size_good), (r.score_bad, s.score_bad, s.size_bad)):
+                assert drift_in_tie_units(r.method, x, y, size) <= table[r.method].tie_rtol, (r.method, r.template, x, y)
+                nats = max(nats, abs(x - y))
+    print(f"\nlargest move, batched and prefix-shared against one at a time: {nats:.1e} in a score's unit")
+    assert nats < 1e-3  # float32 noise, not a defect: a wrong position or mask moves a score by whole nats
 
 
 def test_token_trees_run_a_pairs_shared_start_once_and_change_no_score(smollm, blimp):

@@ -85,23 +85,42 @@ def test_no_answer_within_the_bound_is_no():
     assert gradio_internals.url_answers(refused, within_s=1.0) is False
 
 
-def test_a_server_that_starts_listening_late_is_waited_for():
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+def _answering(status: int):
+    from http.server import BaseHTTPRequestHandler
 
-    class Ok(BaseHTTPRequestHandler):
+    class Handler(BaseHTTPRequestHandler):
         def do_HEAD(self):
-            self.send_response(200)
+            self.send_response(status)
             self.end_headers()
 
         def log_message(self, *args):
             pass
+
+    return Handler
+
+
+def test_an_error_status_five_times_is_no_without_waiting_out_the_bound():
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _answering(500))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        assert gradio_internals.url_answers(f"http://127.0.0.1:{server.server_address[1]}/", within_s=60) is False
+        assert time.monotonic() - started < 10
+    finally:
+        server.shutdown()
+
+
+def test_a_server_that_starts_listening_late_is_waited_for():
+    from http.server import ThreadingHTTPServer
 
     port = _free_port()
     servers = []
 
     def serve_later():
         time.sleep(1.0)
-        servers.append(ThreadingHTTPServer(("127.0.0.1", port), Ok))
+        servers.append(ThreadingHTTPServer(("127.0.0.1", port), _answering(200)))
         servers[0].serve_forever()
 
     threading.Thread(target=serve_later, daemon=True).start()

@@ -44,18 +44,20 @@ def calm_queue_polling(blocks) -> None:
 
 
 def url_answers(url: str, within_s: float = LAUNCH_CHECK_S) -> bool:
-    """Whether `url` answers a HEAD (200, or a redirect or 401 where auth is set) within `within_s`
-    seconds: a slow answer is waited for, a refused connection is tried again until then."""
-    deadline = time.monotonic() + within_s
+    """Whether `url` answers a HEAD with 200 (or a redirect, or 401 where auth is set) within `within_s`
+    seconds: a late answer is waited for and a refused connection tried again until then; any other
+    status, five times in a row, is no (as in Gradio's own check). verify=False as Gradio's: a local
+    server may use a self-signed certificate."""
+    deadline, other = time.monotonic() + within_s, 0
     while True:
-        left = deadline - time.monotonic()
         try:
-            r = httpx.head(url, timeout=max(left, 0.1), verify=False)
+            r = httpx.head(url, timeout=max(deadline - time.monotonic(), 0.1), verify=False)
             if r.status_code in (200, 401, 301, 302, 303, 307, 308):
                 return True
+            other += 1
         except httpx.HTTPError:
             pass
-        if time.monotonic() + 0.5 > deadline:
+        if other >= 5 or time.monotonic() + 0.5 > deadline:
             return False
         time.sleep(0.5)
 
