@@ -50,7 +50,7 @@ def test_tie_rule_by_hand():
         ties.tolerance("slor", 1.0, 0.9)  # its LP is not in its score: the method must say
 
 
-def test_each_constant_is_at_most_ten_times_its_measureddrift_in_tie_units():
+def test_each_constant_is_at_most_ten_times_its_measured_drift():
     for m, d in descriptors().items():  # the PLLs' on a masked LM (SPLADE-tiny), the others' on SmolLM2
         assert d.drift is not None, f"{m}: no drift measured"
         assert d.tie_rtol <= 10 * d.drift, (m, d.tie_rtol, d.drift)
