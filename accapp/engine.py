@@ -77,6 +77,20 @@ class StringResult:
     n_tokens: int  # tokens of the bare string (special tokens excluded)
 
 
+@dataclass
+class _Block:
+    """One engine call between its stages (Engine._prepare_block, the scorer, Engine._finish_block)."""
+
+    pairs: list
+    methods: list  # resolved: the ones the model can run
+    off: dict  # asked-for methods the model cannot run -> why
+    requests: list
+    ctx_of: dict  # id(pair) -> Context
+    words: bool
+    topk: int
+    call: object = None  # a staged scorer's prepared call (CausalScorer.prepare_call)
+
+
 def token_view(result) -> tuple[list[dict], object]:
     """(per-token {token, start, end, logprob}, detail or None) of a sentence's token result."""
     if isinstance(result, SeqResult):
@@ -182,15 +196,25 @@ class Engine:
             return self._score_pairs(pairs, methods, language, words, topk)
 
     def _score_pairs(self, pairs: list[Pair], methods, language: str | None, words: bool, topk: int) -> list[PairResult]:
+        block = self._prepare_block(pairs, methods, language, words, topk)
+        return self._finish_block(block, self.scorer.execute(block.requests))
+
+    def _prepare_block(self, pairs: list[Pair], methods, language: str | None, words: bool = False,
+                       topk: int = 0) -> "_Block":
+        """A call's requests (every method's, deduplicated) and what finishing it takes: no model."""
         topk = min(int(topk), top_k.K_MAX) if words and self.kind == "causal" else 0
         off = self.unavailable_for(methods)
         methods = self.resolve(methods)
         requests, ctx_of = self._requests(pairs, methods, language, words, topk)
-        results = self.scorer.execute(requests)
+        return _Block(pairs, methods, off, requests, ctx_of, words, topk)
+
+    def _finish_block(self, block: "_Block", results: dict) -> list[PairResult]:
+        """Each pair's PairResult from the scorer's results: every method's score, the tokens, the words."""
+        methods, words, topk = block.methods, block.words, block.topk
         res = CallResults(results)
         out = []
-        for pair in pairs:
-            ctx = ctx_of[id(pair)]
+        for pair in block.pairs:
+            ctx = block.ctx_of[id(pair)]
             scores = [s for m in methods for s in score_of(m, pair, ctx, res)]
             tokens, detail = {}, {}
             for key, s in (("good", pair.good), ("bad", pair.bad)):
@@ -204,7 +228,8 @@ class Engine:
             # what the model expected instead: from the pass without a context only (a pair with one: None)
             expected = {key: self._expected_of(s, found[key], topk, results)
                         for key, s in (("good", pair.good), ("bad", pair.bad))} if topk and not pair.context else None
-            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found, off, expected))
+            out.append(PairResult(pair, tokens, scores, len(tokens["good"]), len(tokens["bad"]), detail, found,
+                                  block.off, expected))
         return out
 
     def _requests(self, pairs: list[Pair], methods: list, language: str | None, words: bool, topk: int):
@@ -226,10 +251,17 @@ class Engine:
 
     def score_blocks(self, blocks, methods=None, language: str | None = None):
         """score_pairs(block, methods, language) for each block of checked pairs, in order, yielding each
-        block's results: the same results, while the next block's strings are tokenized on a second thread
-        as the model scores the current one (tokenize_ahead). Blocks are read one ahead of the one scored."""
+        block's results: the same results, with the host's work beside the model's. With a scorer whose
+        execute comes in stages (the causal one), a second thread prepares the next block (its requests,
+        tokens and plans) and finishes the last one (its results and every method's score) while this thread
+        runs the current block's passes; a block's results come once the next block's passes have run. With
+        another scorer, the second thread tokenizes the next block (tokenize_ahead). Blocks are read one
+        ahead of the one scored."""
         self.resolve(methods)  # what the model cannot run is found here, before a second thread asks
         blocks = iter(blocks)
+        if getattr(self.scorer, "staged", False):
+            yield from self._score_blocks_staged(blocks, methods, language)
+            return
         block = next(blocks, None)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-tokenize") as ahead:
             while block is not None:
@@ -239,6 +271,43 @@ class Engine:
                 if coming is not None:
                     coming.result()
                 block = following
+
+    def _score_blocks_staged(self, blocks, methods, language: str | None):
+        """score_blocks with a staged scorer: prepare_call and collect_call on the second thread, run_call
+        (every use of the model) on this one."""
+        scorer = self.scorer
+
+        def prepare(pairs: list[Pair]) -> _Block:
+            with spaced_collections():
+                block = self._prepare_block(pairs, methods, language)
+                block.call = scorer.prepare_call(block.requests)
+                return block
+
+        def finish(block: _Block) -> list[PairResult]:
+            with spaced_collections():
+                return self._finish_block(block, scorer.collect_call(block.call))
+
+        pairs = next(blocks, None)
+        if pairs is None:
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-block") as aside:
+            coming = aside.submit(prepare, pairs)
+            finishing = None  # the block before, being finished on the second thread
+            while coming is not None:
+                try:
+                    block = coming.result()
+                    following = next(blocks, None)
+                    coming = aside.submit(prepare, following) if following is not None else None
+                    with spaced_collections():
+                        scorer.run_call(block.call)
+                except Exception:
+                    if finishing is not None:  # the block before still comes first, as in score_pairs one by one
+                        yield finishing.result()
+                    raise
+                if finishing is not None:
+                    yield finishing.result()
+                finishing = aside.submit(finish, block)
+            yield finishing.result()
 
     def tokenize_ahead(self, pairs: list[Pair], methods=None, language: str | None = None) -> None:
         """Tokenize what score_pairs(pairs, methods, language) will ask for into the scorer's caches, so that

@@ -1,11 +1,13 @@
 """The next block prepared while the model scores the current one (fast tier: the tiny random Llama, with
-SmolLM2's tokenizer and chat template): Engine.score_blocks and the serial runner tokenize (and the runner
-checks) block k+1 on a second thread during block k's call, with exactly the results of one call a block;
-the scorer's tokenization caches stay right when two threads fill them at once and clear them when full."""
+SmolLM2's tokenizer and chat template): Engine.score_blocks prepares block k+1 and finishes block k-1 on a
+second thread during block k's passes (a staged scorer) or tokenizes block k+1 there (another scorer), and the
+serial runner tokenizes and checks block k+1 there, with exactly the results of one call a block; the
+scorer's tokenization caches stay right when two threads fill them at once and clear them when full."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -31,13 +33,15 @@ def blocks():
 
 
 def test_score_blocks_gives_one_call_a_blocks_results_and_tokenizes_ahead(tiny_llama, blocks):
-    """Every method: the same rows as score_pairs block by block on a fresh engine, and each block after the
-    first tokenized on the second thread, before its own call (its prompts found in the cache)."""
+    """With a scorer whose execute is one stage: every method, the same rows as score_pairs block by block on a
+    fresh engine, and each block after the first tokenized on the second thread, before its own call (its
+    prompts found in the cache)."""
     methods = method_ids("causal")
     alone = Engine(CausalScorer(tiny_llama))
     expected = [_rows(alone.score_pairs(block, methods, "en")) for block in blocks]
     engine = Engine(CausalScorer(tiny_llama))
     scorer = engine.scorer
+    scorer.staged = False  # this scorer alone: execute in one stage, as the masked and the naive scorers'
     threads, missed = [], []
     tokenize, ids_many = scorer.tokenize, scorer.ids_many
 
@@ -56,6 +60,88 @@ def test_score_blocks_gives_one_call_a_blocks_results_and_tokenizes_ahead(tiny_l
     assert got == expected
     assert len(threads) == len(blocks) - 1 and all(t.startswith("accapp-tokenize") for t in threads)
     assert missed[0] > 0 and missed[1:] == [0] * (len(blocks) - 1)  # only the first block tokenized in its call
+
+
+def test_staged_score_blocks_prepares_and_finishes_beside_the_passes(tiny_llama, blocks):
+    """The causal scorer's stages: every method, the same rows as score_pairs block by block; block k+1's
+    prepare_call and block k-1's collect_call run on the second thread while block k's run_call runs on this
+    one (each waits for that run_call to start, and it waits for them to end: a serial loop would leave one of
+    them waiting), and the model runs on this thread only."""
+    methods = method_ids("causal")
+    alone = Engine(CausalScorer(tiny_llama))
+    expected = [_rows(alone.score_pairs(block, methods, "en")) for block in blocks]
+    engine = Engine(CausalScorer(tiny_llama))
+    scorer = engine.scorer
+    n = len(blocks)
+    calls: dict = {"prepare": [], "run": [], "collect": [], "decoder": []}
+    started = [threading.Event() for _ in blocks]  # block k's run_call has begun
+    done = {stage: [threading.Event() for _ in blocks] for stage in ("prepare", "collect")}
+    late: list = []  # (stage, block) that did not overlap the run_call it belongs beside
+    prepare, run, collect, decoder = scorer.prepare_call, scorer.run_call, scorer.collect_call, scorer._decoder
+
+    def beside(stage, k, run_k, fn):
+        def call(arg):
+            calls[stage].append(threading.current_thread())
+            if 0 <= run_k < n and not started[run_k].wait(10):
+                late.append((stage, k))
+            out = fn(arg)
+            done[stage][k].set()
+            return out
+        return call
+
+    def staged(stage, fn, shift):
+        def call(arg):
+            k = len(calls[stage])
+            return beside(stage, k, k + shift, fn)(arg)
+        return call
+
+    def running(call):
+        k = len(calls["run"])
+        calls["run"].append(threading.current_thread())
+        started[k].set()
+        out = run(call)
+        for stage, j in (("prepare", k + 1), ("collect", k - 1)):
+            if 0 <= j < n and not done[stage][j].wait(10):
+                late.append((stage, j))
+        return out
+
+    def decoding(*args, **kwargs):
+        calls["decoder"].append(threading.current_thread())
+        return decoder(*args, **kwargs)
+
+    # block k's prepare_call beside run_call k-1 (none for the first), its collect_call beside run_call k+1
+    scorer.prepare_call, scorer.collect_call = staged("prepare", prepare, -1), staged("collect", collect, +1)
+    scorer.run_call, scorer._decoder = running, decoding
+    got = [_rows(results) for results in engine.score_blocks(iter(blocks), methods, "en")]
+    assert got == expected
+    assert late == []
+    assert [len(calls[stage]) for stage in ("prepare", "run", "collect")] == [n] * 3
+    assert all(t.name.startswith("accapp-block") for t in calls["prepare"] + calls["collect"])
+    here = threading.current_thread()
+    assert calls["decoder"] and all(t is here for t in calls["run"] + calls["decoder"])
+
+
+def test_staged_score_blocks_gives_the_block_before_a_failing_one_first(tiny_llama, blocks):
+    """A block whose passes fail: the block before it still comes out (finished on the second thread), then
+    the error, as when each block is scored in its own call."""
+    engine = Engine(CausalScorer(tiny_llama))
+    expected = _rows(Engine(CausalScorer(tiny_llama)).score_pairs(blocks[0], ["lp", "mean_lp"], "en"))
+    run = engine.scorer.run_call
+    runs: list = []
+
+    def failing_second(call):
+        runs.append(call)
+        if len(runs) == 2:
+            time.sleep(0.2)  # the block before is still being finished on the other thread, or just done
+            raise RuntimeError("out of luck")
+        return run(call)
+
+    engine.scorer.run_call = failing_second
+    got = []
+    with pytest.raises(RuntimeError, match="out of luck"):
+        for results in engine.score_blocks(iter(blocks), ["lp", "mean_lp"], "en"):
+            got.append(_rows(results))
+    assert got == [expected]
 
 
 def test_tokenize_ahead_waits_for_what_the_model_cannot_run(tiny_llama, blocks):

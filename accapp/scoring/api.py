@@ -10,6 +10,10 @@ Every scorer answers `execute(requests) -> {request: result}`:
 - PLLRequest  -> SentencePLL (masked LMs: pseudo-log-likelihood under one PLL variant)
 - BoundaryRequest -> np.ndarray (causal LMs: log P(next token begins a word) after each token)
 - TopKRequest -> TopKResult (causal LMs: the k most probable next tokens after each token)
+
+A scorer with `staged = True` also answers it in three stages, execute(r) =
+collect_call(run_call(prepare_call(r))), where only run_call uses the model: Engine.score_blocks then runs
+the other two for neighbouring blocks on a second thread while the model runs.
 """
 
 from __future__ import annotations
@@ -175,7 +179,7 @@ class Scorer(Protocol):
     kind: str  # "causal" or "masked": which methods it can serve
     lm: object  # the LoadedModel
 
-    def execute(self, requests: list) -> dict: ...
+    def execute(self, requests: list) -> dict: ...  # staged scorers: also prepare_call, run_call, collect_call
 
     def n_tokens(self, text: str) -> int: ...
 

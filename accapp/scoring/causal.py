@@ -28,7 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -107,6 +107,33 @@ class PassPlan(NamedTuple):
     asked: list[int]  # sequences answered by their next token's candidates
     last: torch.Tensor  # per asked sequence, its last node's row
     candidates: torch.Tensor | None  # (asked, widest answer list) candidate ids, padded with each one's first
+
+
+@dataclass
+class _Call:
+    """One execute call between its stages (CausalScorer.prepare_call, run_call, collect_call)."""
+
+    requests: list
+    seq_reqs: list
+    next_reqs: list
+    bnd_reqs: list
+    top_reqs: list
+    encoded: dict  # SeqRequest -> encode_parts
+    plans: dict  # NextRequest -> answer_plan
+    simple: list  # NextRequests answered at one position of a pass
+    chained: list  # (NextRequest, answer index) scored as sequences
+    seqs: list
+    limits: list
+    answers: list
+    raw: list
+    bounds: list
+    topk: list
+    n_seq: int  # sequences scored token by token (the rest: simple questions)
+    found: dict = field(default_factory=dict)  # sequence index -> log P(B) values (score's boundary_out)
+    found_top: dict = field(default_factory=dict)  # sequence index -> TopKResult (score's topk_out)
+    extra: dict = field(default_factory=dict)  # boundary and top-k requests answered by passes of their own
+    lps: list = field(default_factory=list)
+    at: dict = field(default_factory=dict)  # a single-part sentence without a context -> its sequence index
 
 
 class _Waiting:
@@ -1040,11 +1067,19 @@ class CausalScorer:
         seq_reqs, next_reqs, bnd_reqs, _ = self._by_kind(requests)
         self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
 
+    # execute in three stages: Engine.score_blocks runs prepare_call and collect_call (host work, no model) on a
+    # second thread while the calling thread runs the next block's, or the previous block's, run_call.
+    staged = True
+
     def execute(self, requests) -> dict:
         """SeqResult for every SeqRequest, answer log-probs (np.ndarray) for every NextRequest,
         word-boundary log-probs (np.ndarray, boundary_logprobs) for every BoundaryRequest."""
+        return self.collect_call(self.run_call(self.prepare_call(requests)))
+
+    def prepare_call(self, requests) -> "_Call":
+        """execute's first stage, without the model: the requests tokenized, the prompts' answer plans, the
+        sequences to score with their limits (what score() takes)."""
         seq_reqs, next_reqs, bnd_reqs, top_reqs = self._by_kind(requests)
-        out: dict = {}
         self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
         # A NextRequest whose answers are single tokens after one shared context needs one
@@ -1073,31 +1108,43 @@ class CausalScorer:
             want_k[r.text] = max(want_k.get(r.text, 0), r.k)
         topk = [want_k.get(r.parts[0], 0) if len(r.parts) == 1 and not r.context else 0 for r in seq_reqs]
         topk += [0] * (len(seqs) - len(seq_reqs))
-        found: dict = {}
-        found_top: dict = {}
-        args = (seqs, limits, answers, bounds, found, raw) + ((topk, found_top) if any(topk) else ())
-        lps = self._score_within_memory(*args) if seqs else []
-        for r, lp, seq in zip(seq_reqs, lps, seqs):
-            out[r] = self._seq_result(r, encoded[r], seq, lp)
+        return _Call(requests, seq_reqs, next_reqs, bnd_reqs, top_reqs, encoded, plans, simple, chained, seqs,
+                     limits, answers, raw, bounds, topk, n_seq)
+
+    def run_call(self, call: "_Call") -> "_Call":
+        """execute's second stage, every use of the model: the sequences' forward passes and projections, and the
+        passes of their own that some boundary and top-k requests need (into call's found, found_top, extra)."""
+        args = (call.seqs, call.limits, call.answers, call.bounds, call.found, call.raw)
+        args += (call.topk, call.found_top) if any(call.topk) else ()
+        call.lps = self._score_within_memory(*args) if call.seqs else []
+        call.at = {r.parts[0]: i for i, r in enumerate(call.seq_reqs) if len(r.parts) == 1 and not r.context}
+        # a sentence that starts with the start token itself, or one after a context: a pass of its own
+        missing = [r for r in call.bnd_reqs if r.context or call.found.get(call.at[r.text]) is None]
+        if missing:
+            call.extra.update(zip(missing, self.boundary_logprobs([r.text for r in missing], [r.context for r in missing])))
+        for r in call.top_reqs:
+            top = call.found_top.get(call.at[r.text]) if r.text in call.at else None
+            call.extra[r] = _first_k(top, r.k) if top is not None else self.top_k([r.text], r.k)[0]
+        return call
+
+    def collect_call(self, call: "_Call") -> dict:
+        """execute's last stage, without the model: each request's result from what run_call found."""
+        out: dict = {}
+        lps, seq_reqs, n_seq = call.lps, call.seq_reqs, call.n_seq
+        for r, lp, seq in zip(seq_reqs, lps, call.seqs):
+            out[r] = self._seq_result(r, call.encoded[r], seq, lp)
         chained_lp: dict = {}
-        for (r, i), lp in zip(chained, lps[len(seq_reqs) : n_seq]):
-            n_ans = len(plans[r][i][1])
+        for (r, i), lp in zip(call.chained, lps[len(seq_reqs) : n_seq]):
+            n_ans = len(call.plans[r][i][1])
             chained_lp.setdefault(r, [0.0] * len(r.answers))[i] = float(np.sum(lp[-n_ans:], dtype=np.float64))
         for r, v in chained_lp.items():
             out[r] = np.asarray(v)
-        for r, v in zip(simple, lps[n_seq:]):
+        for r, v in zip(call.simple, lps[n_seq:]):
             out[r] = v.astype(np.float64)
-        at = {r.parts[0]: i for i, r in enumerate(seq_reqs) if len(r.parts) == 1 and not r.context}
-        for r in bnd_reqs:
-            out[r] = found.get(at[r.text]) if not r.context else None
-        # a sentence that starts with the start token itself, or one after a context: a pass of its own
-        missing = [r for r in bnd_reqs if out[r] is None]
-        if missing:
-            out.update(zip(missing, self.boundary_logprobs([r.text for r in missing], [r.context for r in missing])))
-        for r in top_reqs:
-            top = found_top.get(at[r.text]) if r.text in at else None
-            out[r] = _first_k(top, r.k) if top is not None else self.top_k([r.text], r.k)[0]
-        wanted = set(requests)
+        for r in call.bnd_reqs:
+            out[r] = call.extra[r] if r in call.extra else call.found.get(call.at[r.text])
+        out.update((r, call.extra[r]) for r in call.top_reqs)
+        wanted = set(call.requests)
         return {r: v for r, v in out.items() if r in wanted}
 
 

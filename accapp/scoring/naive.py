@@ -20,6 +20,8 @@ class NaiveScorer(CausalScorer):
     prompts are tokenized whole (no pieces between special tokens): the fast scorer's pieces are
     checked against it."""
 
+    staged = False  # its own execute, string by string: not the fast scorer's stages
+
     def __init__(self, lm, **options) -> None:
         super().__init__(lm, **{"split_prompts": False, **options})
 
