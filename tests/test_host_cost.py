@@ -166,3 +166,16 @@ def test_bench_host_cost_runs_and_ends_with_its_json_line():
     assert out["pairs"] == 2 and out["threads"] == 1
     assert out["lp_forward_ms"] > 0 and out["lp_projection_ms"] > 0 and out["lp_host_ms"] >= 0
     assert out["lp_wall_ms"] >= out["lp_forward_ms"] + out["lp_projection_ms"]
+
+
+@pytest.mark.slow
+def test_bench_host_stand_ins_runs_and_prints_its_figures():
+    """bench/host_stand_ins.py: the host timed with an instant decoder and projection, its three figures printed."""
+    done = subprocess.run([sys.executable, "bench/host_stand_ins.py", "--pairs", "2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip().splitlines()[-1]
+    assert "2 pairs, every method: wall " in line and "calling thread's CPU " in line and "other threads' CPU " in line
+    wall, calling, other = (float(line.split(key)[1].split(" ms")[0]) for key in
+                            ("wall ", "calling thread's CPU ", "other threads' CPU "))
+    assert wall > 0 and calling > 0 and other >= 0
