@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
+from host_cost import CHUNK, MODEL, WARM_UP, commit, sample_pairs  # noqa: E402
 
 from accapp.engine import build_engine  # noqa: E402
-from host_cost import CHUNK, MODEL, WARM_UP, commit, sample_pairs  # noqa: E402
 
 
 def main() -> None:
