@@ -1067,8 +1067,8 @@ class CausalScorer:
         seq_reqs, next_reqs, bnd_reqs, _ = self._by_kind(requests)
         self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
 
-    # execute in three stages: Engine.score_blocks runs prepare_call and collect_call (host work, no model) on a
-    # second thread while the calling thread runs the next block's, or the previous block's, run_call.
+    # execute in three stages: Engine.score_blocks runs the next block's prepare_call and the last block's
+    # collect_call (host work, no model) on a second thread while the calling thread runs one block's run_call.
     staged = True
 
     def execute(self, requests) -> dict:
