@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -24,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
-from host_cost import CHUNK, MODEL, WARM_UP, commit, sample_pairs  # noqa: E402
+from host_cost import MODEL, WARM_UP, Clock, commit, run, sample_pairs  # noqa: E402
 
 from accapp.engine import build_engine  # noqa: E402
 
@@ -51,17 +50,10 @@ def main() -> None:
         return (lp, torch.zeros(hidden.shape[0], 2)) if mask_of is not None else lp
 
     scorer._decoder, scorer._logprobs_of = instant, projected
-    checked = [engine.check_pair(g, b) for g, b in sample_pairs(args.pairs)]
-    blocks = [checked[s : s + CHUNK] for s in range(0, len(checked), CHUNK)]
-    scored = engine.score_blocks if hasattr(engine, "score_blocks") else (
-        lambda blocks, methods: (engine.score_pairs(b, methods) for b in blocks))
-    t0, c0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
-    for _ in scored(blocks, None):
-        pass
-    wall, cpu, process = time.perf_counter() - t0, time.thread_time() - c0, time.process_time() - p0
-    ms = lambda s: 1000 * s / len(checked)  # noqa: E731
-    print(f"{commit()} {len(checked)} pairs, every method: wall {ms(wall):.2f} ms a pair, calling thread's CPU "
-          f"{ms(cpu):.2f} ms, other threads' CPU {ms(process - cpu):.2f} ms")
+    # host_cost's every-method run, its clocks hooked to nothing: every CPU second of the calling thread is host
+    out = run(engine, sample_pairs(args.pairs), None, Clock(), Clock())
+    print(f"{commit()} {args.pairs} pairs, every method: wall {out['wall_ms']:.2f} ms a pair, calling thread's CPU "
+          f"{out['host_cpu_ms']:.2f} ms, other threads' CPU {out['other_threads_cpu_ms']:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -115,7 +115,6 @@ class _Call:
 
     requests: list
     seq_reqs: list
-    next_reqs: list
     bnd_reqs: list
     top_reqs: list
     encoded: dict  # SeqRequest -> encode_parts
@@ -1108,7 +1107,7 @@ class CausalScorer:
             want_k[r.text] = max(want_k.get(r.text, 0), r.k)
         topk = [want_k.get(r.parts[0], 0) if len(r.parts) == 1 and not r.context else 0 for r in seq_reqs]
         topk += [0] * (len(seqs) - len(seq_reqs))
-        return _Call(requests, seq_reqs, next_reqs, bnd_reqs, top_reqs, encoded, plans, simple, chained, seqs,
+        return _Call(requests, seq_reqs, bnd_reqs, top_reqs, encoded, plans, simple, chained, seqs,
                      limits, answers, raw, bounds, topk, n_seq)
 
     def run_call(self, call: "_Call") -> "_Call":
