@@ -274,16 +274,22 @@ class Engine:
 
     def _score_blocks_staged(self, blocks, methods, language: str | None):
         """score_blocks with a staged scorer: prepare_call and collect_call on the second thread, run_call
-        (every use of the model) on this one."""
+        (every use of the model) on this one. Each waits until the block beside it has its first pass at the
+        decoder (its call's begun): the host's work for that pass (its rows, their past) then has the
+        interpreter to itself."""
         scorer = self.scorer
 
-        def prepare(pairs: list[Pair]) -> _Block:
+        def prepare(pairs: list[Pair], beside: _Block | None) -> _Block:
+            if beside is not None:
+                beside.call.begun.wait()
             with spaced_collections():
                 block = self._prepare_block(pairs, methods, language)
                 block.call = scorer.prepare_call(block.requests)
                 return block
 
-        def finish(block: _Block) -> list[PairResult]:
+        def finish(block: _Block, beside) -> list[PairResult]:
+            if beside is not None and beside.exception() is None:  # the next block, prepared before this job ran
+                beside.result().call.begun.wait()
             with spaced_collections():
                 return self._finish_block(block, scorer.collect_call(block.call))
 
@@ -291,22 +297,25 @@ class Engine:
         if pairs is None:
             return
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-block") as aside:
-            coming = aside.submit(prepare, pairs)
+            coming = aside.submit(prepare, pairs, None)
             finishing = None  # the block before, being finished on the second thread
             while coming is not None:
+                block = None
                 try:
                     block = coming.result()
                     following = next(blocks, None)
-                    coming = aside.submit(prepare, following) if following is not None else None
+                    coming = aside.submit(prepare, following, block) if following is not None else None
                     with spaced_collections():
                         scorer.run_call(block.call)
                 except Exception:
+                    if block is not None:  # its passes never began: nothing beside it waits any longer
+                        block.call.begun.set()
                     if finishing is not None:  # the block before still comes first, as in score_pairs one by one
                         yield finishing.result()
                     raise
                 if finishing is not None:
                     yield finishing.result()
-                finishing = aside.submit(finish, block)
+                finishing = aside.submit(finish, block, coming)
             yield finishing.result()
 
     def tokenize_ahead(self, pairs: list[Pair], methods=None, language: str | None = None) -> None:

@@ -121,6 +121,55 @@ def test_staged_score_blocks_prepares_and_finishes_beside_the_passes(tiny_llama,
     assert calls["decoder"] and all(t is here for t in calls["run"] + calls["decoder"])
 
 
+def test_staged_blocks_leave_the_calling_thread_to_the_passes(tiny_llama, blocks):
+    """What the passes do not need is done on the second thread: each block's layout (how its sequences go
+    through the decoder) and the filling in of its sequences' log-probs; and that thread's stages for the
+    neighbouring blocks start only once block k's first pass is at the decoder (its call's begun), so the
+    host's work for that pass has the interpreter to itself. Every method's rows stay those of score_pairs."""
+    methods = method_ids("causal")
+    expected = [_rows(Engine(CausalScorer(tiny_llama)).score_pairs(block, methods, "en")) for block in blocks]
+    engine = Engine(CausalScorer(tiny_llama))
+    scorer = engine.scorer
+    layout, fill, prefetch = scorer.layout, scorer._fill_scored, scorer._prefetch_prefixes
+    prepare, collect = scorer.prepare_call, scorer.collect_call
+    threads: dict = {"layout": set(), "fill": set()}
+    made: list = []  # each block's call, in order
+    collected: list = []
+    early: list = []  # (stage, block) begun before the block beside it had its first pass at the decoder
+
+    def recorded(name, fn):
+        def call(*args, **kwargs):
+            threads[name].add(threading.current_thread().name)
+            return fn(*args, **kwargs)
+        return call
+
+    def preparing(requests):  # block j's, beside block j-1's passes
+        j = len(made)
+        if j and not made[j - 1].begun.is_set():
+            early.append(("prepare", j))
+        made.append(prepare(requests))
+        return made[-1]
+
+    def collecting(c):  # block j's, beside block j+1's passes
+        j = len(collected)
+        collected.append(c)
+        if j + 1 < len(blocks) and not made[j + 1].begun.is_set():
+            early.append(("collect", j))
+        return collect(c)
+
+    def slow_prefetch(keys):  # the calling thread's work before its first pass, made long enough to be seen
+        time.sleep(0.3)
+        return prefetch(keys)
+
+    scorer.layout, scorer._fill_scored = recorded("layout", layout), recorded("fill", fill)
+    scorer.prepare_call, scorer.collect_call, scorer._prefetch_prefixes = preparing, collecting, slow_prefetch
+    got = [_rows(results) for results in engine.score_blocks(iter(blocks), methods, "en")]
+    assert got == expected
+    assert early == []
+    assert threads["layout"] and all(t.startswith("accapp-block") for t in threads["layout"])
+    assert threads["fill"] and all(t.startswith("accapp-block") for t in threads["fill"])
+
+
 def test_staged_score_blocks_gives_the_block_before_a_failing_one_first(tiny_llama, blocks):
     """A block whose passes fail: the block before it still comes out (finished on the second thread), then
     the error, as when each block is scored in its own call."""

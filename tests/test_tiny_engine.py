@@ -57,8 +57,8 @@ def recording(scorer: CausalScorer) -> list:
     calls = []
     inner = scorer.score
 
-    def score(seqs, limits=None, answers=None, boundaries=None, boundary_out=None, raw=None):
-        out = inner(seqs, limits, answers, boundaries, boundary_out, raw)
+    def score(seqs, limits=None, answers=None, boundaries=None, boundary_out=None, raw=None, **kwargs):
+        out = inner(seqs, limits, answers, boundaries, boundary_out, raw, **kwargs)
         calls.append((list(seqs), limits, answers, out))
         return out
 

@@ -97,6 +97,7 @@ class PassPlan(NamedTuple):
     the pass-ahead thread for a packed pass, so the scoring thread only gathers rows once the states come."""
 
     scored: list  # (sequence, its own ids, its CachedPrefix or None) whose token log-probs are wanted
+    prefixes: list  # the distinct CachedPrefixes of scored (their own tokens' log-probs go before the sequences')
     wanted: torch.Tensor  # per scored token, the hidden row predicting it (past the pass's rows: a prefix's last state)
     targets: torch.Tensor  # the scored tokens' ids
     extra: list[torch.Tensor]  # the prefixes' last hidden states, numbered after the pass's rows
@@ -107,6 +108,18 @@ class PassPlan(NamedTuple):
     asked: list[int]  # sequences answered by their next token's candidates
     last: torch.Tensor  # per asked sequence, its last node's row
     candidates: torch.Tensor | None  # (asked, widest answer list) candidate ids, padded with each one's first
+    candidate_rows: torch.Tensor | None  # per candidate (flattened), its asked sequence's row among the last rows
+
+
+class Layout(NamedTuple):
+    """How a call's sequences go through the decoder, made from token ids alone (CausalScorer.layout): in
+    prepare_call, beside the block before, so the scoring thread starts at the passes."""
+
+    shared: list[int]  # per sequence, its leading tokens from its template's cached prefix (_shared_lengths)
+    batch_size: int  # the scorer's batch_size it was made for (after an out-of-memory retry: made again)
+    owns: list | None  # packed (None: rows of one sequence each): per sequence, its own tokens after the prefix
+    units: list[Unit] | None  # token trees (packing.build_units)
+    groups: list | None  # per pass, its rows of units
 
 
 @dataclass
@@ -128,11 +141,16 @@ class _Call:
     bounds: list
     topk: list
     n_seq: int  # sequences scored token by token (the rest: simple questions)
+    layout: Layout | None  # how seqs go through the decoder
     found: dict = field(default_factory=dict)  # sequence index -> log P(B) values (score's boundary_out)
     found_top: dict = field(default_factory=dict)  # sequence index -> TopKResult (score's topk_out)
     extra: dict = field(default_factory=dict)  # boundary and top-k requests answered by passes of their own
     lps: list = field(default_factory=list)
     at: dict = field(default_factory=dict)  # a single-part sentence without a context -> its sequence index
+    # set by run_call as the first pass goes to the decoder: the host's work beside it waits for this, so that it
+    # never holds the interpreter while run_call makes that pass (its rows, their past)
+    begun: threading.Event = field(default_factory=threading.Event)
+    deferred: list = field(default_factory=list)  # (fill, log-probs) of lps left for collect_call (score's deferred)
 
 
 class _Waiting:
@@ -590,12 +608,14 @@ class CausalScorer:
                       use_cache=cache is not None)
         return inputs, place
 
-    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]], prefixes: dict, read: Callable):
+    def _packed_passes(self, units: list[Unit], groups: list[list[list[int]]], prefixes: dict, read: Callable,
+                       begun: threading.Event | None = None):
         """(hidden states (B, L, H), read(place, B, L)) of each group of rows, one forward pass each (prefixes:
         each unit key's CachedPrefix, for _packed_inputs). The next pass's inputs (its mask, its rows' prefix KV
         copied into their past) and what its states will be read for (read: the pass's plan) are made on a second
         thread while the decoder runs the current one: on a GPU the host then no longer leaves the card waiting
-        between passes, and on a CPU that work takes the core the decoder's thread leaves free."""
+        between passes, and on a CPU that work takes the core the decoder's thread leaves free. begun: set as the
+        first pass goes to the decoder."""
         scratch = self._take_kept("scratch") or Scratch()  # two slots: the pass running, the pass being made
 
         def prepare(k: int):
@@ -610,22 +630,35 @@ class CausalScorer:
                 if k + 1 < len(groups):
                     coming = ahead.submit(prepare, k + 1)
                 self.stats["decoder_tokens"] += inputs["input_ids"].numel()
+                if begun is not None:
+                    begun.set()
                 yield self._decoder(**inputs).last_hidden_state, plan
         self._keep("scratch", scratch)
 
-    def _hidden_states(self, seqs: list[tuple[int, ...]], shared: list[int], plan_of: Callable):
-        """(flat hidden states (N, H), plan) of each forward pass; plan_of(members, nodes, ids, prefixes, N) makes
-        the plan from the pass's sequences (their indices, rows of their own tokens, own ids, CachedPrefix or None)."""
-        if self._packable(seqs, shared):
-            owns = [s[p:] for s, p in zip(seqs, shared)]
-            keys = [s[:p] for s, p in zip(seqs, shared)]
-            units = build_units(owns, keys, max(self.row_tokens, max(len(o) for o in owns)))
-            sizes = [len(u.tokens) for u in units]
-            unit_keys = [u.key for u in units]
-            budget = self.batch_size * self.pass_tokens_per_string
-            rows = pack_rows(sizes, unit_keys, balanced_capacity(sizes, unit_keys, max(self.row_tokens, max(sizes)), budget))
-            groups = [[rows[r] for r in group] for group in passes([sum(sizes[u] for u in r) for r in rows], budget)]
-            cached = {key: self._prefix(key) for key in dict.fromkeys(unit_keys) if key}  # looked up once a call
+    def layout(self, seqs: list[tuple[int, ...]], limits: list[int] | None) -> Layout:
+        """How seqs go through the decoder (limits: see _shared_lengths): no model, only token ids."""
+        shared = self._shared_lengths(seqs, limits)
+        if not self._packable(seqs, shared):
+            return Layout(shared, self.batch_size, None, None, None)
+        owns = [s[p:] for s, p in zip(seqs, shared)]
+        keys = [s[:p] for s, p in zip(seqs, shared)]
+        units = build_units(owns, keys, max(self.row_tokens, max(len(o) for o in owns)))
+        sizes = [len(u.tokens) for u in units]
+        unit_keys = [u.key for u in units]
+        budget = self.batch_size * self.pass_tokens_per_string
+        rows = pack_rows(sizes, unit_keys, balanced_capacity(sizes, unit_keys, max(self.row_tokens, max(sizes)), budget))
+        groups = [[rows[r] for r in group] for group in passes([sum(sizes[u] for u in r) for r in rows], budget)]
+        return Layout(shared, self.batch_size, owns, units, groups)
+
+    def _hidden_states(self, seqs: list[tuple[int, ...]], layout: Layout, plan_of: Callable,
+                       begun: threading.Event | None = None):
+        """(flat hidden states (N, H), plan) of each forward pass of seqs as layout lays them out; plan_of(members,
+        nodes, ids, prefixes, N) makes the plan from the pass's sequences (their indices, rows of their own tokens,
+        own ids, CachedPrefix or None). begun: set as the first pass goes to the decoder."""
+        shared = layout.shared
+        if layout.units is not None:
+            owns, units = layout.owns, layout.units
+            cached = {key: self._prefix(key) for key in dict.fromkeys(u.key for u in units) if key}  # once a call
 
             def read(place: dict, n_rows: int, width: int):
                 members, nodes, ids, prefixes = [], [], [], []
@@ -639,11 +672,13 @@ class CausalScorer:
                         prefixes.append(pr)
                 return plan_of(members, nodes, ids, prefixes, n_rows * width)
 
-            for hidden, plan in self._packed_passes(units, groups, cached, read):
+            for hidden, plan in self._packed_passes(units, layout.groups, cached, read, begun):
                 yield hidden.reshape(-1, hidden.shape[-1]), plan
             return
         for idx in self._batches(seqs, shared):
             batch = [seqs[i] for i in idx]
+            if begun is not None:
+                begun.set()
             hidden, lengths, ids, prefixes = self._forward_batch(batch, [shared[i] for i in idx])
             width = hidden.shape[1]
             nodes = [np.arange(n) + b * width for b, n in enumerate(lengths)]
@@ -687,18 +722,22 @@ class CausalScorer:
             kinds = [kind for i, _ in bounded for kind in boundaries[i]]
             brows = torch.from_numpy(np.concatenate([node for _, node in bounded])) if bounded else wanted[:0]
             uniq, inverse = torch.unique(torch.cat([wanted, brows]), return_inverse=True)
-        candidates = None
+        candidates = candidate_rows = None
         if asked:
             width = max(len(answers[i]) for i in asked)
             candidates = torch.tensor([list(answers[i]) + [answers[i][0]] * (width - len(answers[i])) for i in asked])
-        return PassPlan(scored, wanted, torch.tensor(targets, dtype=torch.long), [h for _, h in extra.values()], bounded,
-                        kinds, uniq, inverse, asked, torch.from_numpy(np.asarray(last, dtype=np.int64)), candidates)
+            candidate_rows = torch.arange(len(asked)).repeat_interleave(width)
+        prefixes = list({id(pr): pr for _, _, pr in scored if pr is not None}.values())
+        return PassPlan(scored, prefixes, wanted, torch.tensor(targets, dtype=torch.long), [h for _, h in extra.values()],
+                        bounded, kinds, uniq, inverse, asked, torch.from_numpy(np.asarray(last, dtype=np.int64)),
+                        candidates, candidate_rows)
 
     @torch.inference_mode()
     def score(self, seqs: list[tuple[int, ...]], limits: list[int] | None = None,
               answers: list[tuple[int, ...] | None] | None = None, boundaries: list[list[str] | None] | None = None,
               boundary_out: dict | None = None, raw: list[bool] | None = None, topk: list[int] | None = None,
-              topk_out: dict | None = None) -> list[np.ndarray]:
+              topk_out: dict | None = None, begun: threading.Event | None = None,
+              layout: Layout | None = None, deferred: list | None = None) -> list[np.ndarray]:
         """Per sequence (starting with the start token): with answers[i] None, log p(seq[i] | seq[:i])
         for i >= 1; with a tuple of candidate ids, the full-vocabulary log-probs of those candidates
         as the next token after the whole sequence (the vocabulary projection runs at that one
@@ -707,18 +746,26 @@ class CausalScorer:
         each of its positions; its log P(B) values go to boundary_out[i], from the same hidden
         states (no extra pass). raw[i]: the candidates' raw logits instead of their log-probs.
         topk[i] > 0, for such a sequence: its topk most probable next tokens at each position, from
-        the same projection, go to topk_out[i] (a TopKResult; accapp/scoring/topk.py).
+        the same projection, go to topk_out[i] (a TopKResult; accapp/scoring/topk.py). begun: set as the first
+        pass of the sequences goes to the decoder (the template prefixes' passes may come before). layout: how
+        the sequences go through the decoder, made by layout(seqs, limits) (where made for another batch size, or
+        None: made here). deferred: where given (emptied first), the results of most sequences are not filled
+        in: each (fill, log-probs) goes there, and fill(log-probs) fills them in, on any thread (the model's work
+        is done).
         """
+        if deferred is not None:
+            deferred.clear()
         answers = answers or [None] * len(seqs)
         raw = raw or [False] * len(seqs)
         boundaries = boundaries or [None] * len(seqs)
         topk = topk or [0] * len(seqs)
-        shared = self._shared_lengths(seqs, limits)
-        self._prefetch_prefixes(s[:p] for s, p in zip(seqs, shared) if p)
+        if layout is None or layout.batch_size != self.batch_size:
+            layout = self.layout(seqs, limits)
+        self._prefetch_prefixes(s[:p] for s, p in zip(seqs, layout.shared) if p)
         results: list[np.ndarray | None] = [None] * len(seqs)
         waiting = _Waiting(self._take_kept("waiting"))  # passes' rows held for one vocabulary projection
         plan_of = functools.partial(self._plan_pass, answers=answers, boundaries=boundaries)
-        for flat, plan in self._hidden_states(seqs, shared, plan_of):
+        for flat, plan in self._hidden_states(seqs, layout, plan_of, begun):
             if plan.scored:
                 wanted, inverse, bounded = plan.wanted, plan.inverse, plan.bounded
                 if bounded:
@@ -741,6 +788,8 @@ class CausalScorer:
                         at += len(node)
                     self._fill_scored(plan.scored, results, lp_t.numpy())
                 else:
+                    for pr in plan.prefixes:  # projected here, where the model is used, if not yet
+                        self._prefix_logprobs(pr)
                     rows_among(flat, plan.extra, plan.uniq, out=waiting.room(flat, len(plan.uniq)))
                     waiting.add(len(plan.uniq), plan.targets, inverse,
                                 functools.partial(self._fill_scored, plan.scored, results))
@@ -752,12 +801,11 @@ class CausalScorer:
                     for b, i in enumerate(asked):
                         if raw[i]:
                             results[i] = logits[b, : len(answers[i])].astype(np.float32)
-                n, k = cand.shape
-                waiting.add(n, cand.reshape(-1), torch.arange(n).repeat_interleave(k),
+                waiting.add(len(asked), cand.reshape(-1), plan.candidate_rows,
                             functools.partial(_fill_answers, asked, answers, raw, results))
             if waiting.rows >= self.head_chunk_rows:
-                self._project_waiting(waiting)
-        self._project_waiting(waiting)
+                self._project_waiting(waiting, deferred)
+        self._project_waiting(waiting, deferred)
         if waiting.memory is not None:
             self._keep("waiting", waiting.memory)
         return results  # type: ignore[return-value]
@@ -787,15 +835,19 @@ class CausalScorer:
                 mine = np.concatenate([self._prefix_logprobs(pr).numpy(), mine])
             results[i] = mine.astype(np.float32)
 
-    def _project_waiting(self, waiting: "_Waiting") -> None:
+    def _project_waiting(self, waiting: "_Waiting", deferred: list | None = None) -> None:
         """One vocabulary projection for the rows several passes hold (each pass's own would stream
-        the whole head matrix again: for Gemma 3's large vocabulary, most of a small pass's cost on a CPU)."""
+        the whole head matrix again: for Gemma 3's large vocabulary, most of a small pass's cost on a CPU).
+        deferred: where given, each (fill, its log-probs) goes there, for the caller to fill later."""
         if not waiting.parts:
             return
         lp = self._logprobs_of(*waiting.joined()).numpy()
         at = 0
         for n_targets, fill in waiting.parts:
-            fill(lp[at : at + n_targets])
+            if deferred is None:
+                fill(lp[at : at + n_targets])
+            else:
+                deferred.append((fill, lp[at : at + n_targets]))
             at += n_targets
         waiting.clear()
 
@@ -809,13 +861,13 @@ class CausalScorer:
                 f"{lm.spec.name} in {lm.dtype}{' (4-bit NF4)' if lm.quantization else ''} gave scores that are not numbers "
                 "(NaN or infinite): its activations overflow in this precision. Load it in bf16 or fp32.")
 
-    def _score_within_memory(self, *args):
+    def _score_within_memory(self, *args, **kwargs):
         """score(), halving the pass and the projection after an out-of-memory error: the sizes
         were chosen from the memory free when the scorer was made, and another process or
         visitor may hold some of it now (seen with 13 runs on one GPU, docs/gpu.md)."""
         while True:
             try:
-                return self.score(*args)
+                return self.score(*args, **kwargs)
             except torch.OutOfMemoryError:
                 if self.batch_size <= MIN_BATCH and self.head_chunk_rows <= MIN_HEAD_ROWS:
                     raise
@@ -1077,7 +1129,7 @@ class CausalScorer:
 
     def prepare_call(self, requests) -> "_Call":
         """execute's first stage, without the model: the requests tokenized, the prompts' answer plans, the
-        sequences to score with their limits (what score() takes)."""
+        sequences to score with their limits (what score() takes) and how they go through the decoder (layout)."""
         seq_reqs, next_reqs, bnd_reqs, top_reqs = self._by_kind(requests)
         self._tokenize_ahead(seq_reqs, next_reqs, bnd_reqs)
         encoded = {r: self.encode_parts(r) for r in seq_reqs}
@@ -1107,15 +1159,22 @@ class CausalScorer:
             want_k[r.text] = max(want_k.get(r.text, 0), r.k)
         topk = [want_k.get(r.parts[0], 0) if len(r.parts) == 1 and not r.context else 0 for r in seq_reqs]
         topk += [0] * (len(seqs) - len(seq_reqs))
+        layout = self.layout(seqs, limits) if seqs else None
         return _Call(requests, seq_reqs, bnd_reqs, top_reqs, encoded, plans, simple, chained, seqs,
-                     limits, answers, raw, bounds, topk, n_seq)
+                     limits, answers, raw, bounds, topk, n_seq, layout)
 
     def run_call(self, call: "_Call") -> "_Call":
         """execute's second stage, every use of the model: the sequences' forward passes and projections, and the
-        passes of their own that some boundary and top-k requests need (into call's found, found_top, extra)."""
+        passes of their own that some boundary and top-k requests need (into call's found, found_top, extra).
+        call.begun is set as the sequences' first pass goes to the decoder, or at the end where none does. Most
+        sequences' log-probs are filled in by collect_call (call.deferred): host work, off this thread."""
         args = (call.seqs, call.limits, call.answers, call.bounds, call.found, call.raw)
         args += (call.topk, call.found_top) if any(call.topk) else ()
-        call.lps = self._score_within_memory(*args) if call.seqs else []
+        try:
+            call.lps = (self._score_within_memory(*args, begun=call.begun, layout=call.layout, deferred=call.deferred)
+                        if call.seqs else [])
+        finally:
+            call.begun.set()
         call.at = {r.parts[0]: i for i, r in enumerate(call.seq_reqs) if len(r.parts) == 1 and not r.context}
         # a sentence that starts with the start token itself, or one after a context: a pass of its own
         missing = [r for r in call.bnd_reqs if r.context or call.found.get(call.at[r.text]) is None]
@@ -1128,6 +1187,9 @@ class CausalScorer:
 
     def collect_call(self, call: "_Call") -> dict:
         """execute's last stage, without the model: each request's result from what run_call found."""
+        for fill, lp in call.deferred:
+            fill(lp)
+        call.deferred.clear()
         out: dict = {}
         lps, seq_reqs, n_seq = call.lps, call.seq_reqs, call.n_seq
         for r, lp, seq in zip(seq_reqs, lps, call.seqs):
