@@ -13,7 +13,9 @@ Every scorer answers `execute(requests) -> {request: result}`:
 
 A scorer with `staged = True` also answers it in three stages, execute(r) =
 collect_call(run_call(prepare_call(r))), where only run_call uses the model: Engine.score_blocks then runs
-the other two for neighbouring blocks on a second thread while the model runs.
+the other two for neighbouring blocks on a second thread while the model runs. The prepared call carries
+`begun`, a threading.Event that run_call sets as its first pass goes to the model (and at its end in any
+case): the second thread's stages wait for it, so the work that pass needs on the calling thread comes first.
 """
 
 from __future__ import annotations
