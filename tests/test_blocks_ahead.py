@@ -1,7 +1,7 @@
 """The next block prepared while the model scores the current one (fast tier: the tiny random Llama, with
 SmolLM2's tokenizer and chat template): Engine.score_blocks prepares block k+1 and finishes block k-1 on a
 second thread during block k's passes (a staged scorer) or tokenizes block k+1 there (another scorer), and the
-serial runner tokenizes and checks block k+1 there, with exactly the results of one call a block; the
+serial runner streams its blocks through it (score_stream), with exactly the results of one call a block; the
 scorer's tokenization caches stay right when two threads fill them at once and clear them when full."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from accapp.engine import Engine
 from accapp.methods import method_ids
-from accapp.runner.runner import Block, check_block, prepare_block, score_block
+from accapp.runner.runner import Block, score_block, score_stream
 from accapp.scoring import causal
 from accapp.scoring.api import Pair
 from accapp.scoring.causal import CausalScorer
@@ -232,15 +232,59 @@ def test_two_threads_tokenizing_at_once_with_a_full_cache(tiny_llama, monkeypatc
     assert errors == []
 
 
-def test_a_block_prepared_ahead_scores_as_one_checked_where_it_is_scored(tiny_llama):
-    """The serial runner's head start (prepare_block: checked and tokenized) changes nothing in the block's rows or
-    its check errors: a pair that fails its checks is reported the same either way."""
-    items = tuple(("p", str(k), "ph", g, b) for k, (g, b) in enumerate(PAIRS[:3])) + (("p", "9", "ph", "", "Fine."),)
-    block = Block(0, ("lp", "yes_no_prob_comp"), items)
+def _runner_blocks() -> list:
+    """Blocks as plan_blocks cuts them: two of one set of methods, then two of another; a pair that fails its
+    checks, and a block of which every pair fails them."""
+    items = [("p", str(k), "ph", g, b) for k, (g, b) in enumerate(PAIRS)]
+    return [Block(0, ("lp", "yes_no_prob_comp"), tuple(items[:2]) + (("p", "9", "ph", "", "Fine."),)),
+            Block(1, ("lp", "yes_no_prob_comp"), tuple(items[2:4])),
+            Block(2, ("lp", "mean_lp"), tuple(items[4:6])),
+            Block(3, ("lp", "mean_lp"), (("q", "0", "ph", "Fine.", ""),))]
+
+
+def _same_results(got, expected) -> None:
+    assert [r.index for r in got] == [r.index for r in expected]
+    for a, b in zip(got, expected):
+        assert a.rows.equals(b.rows) and a.check_errors == b.check_errors and a.failed == b.failed
+
+
+def test_the_serial_runners_stream_gives_score_blocks_rows(tiny_llama):
+    """score_stream (the serial runner: each set of methods one Engine.score_blocks, the next block checked on a
+    third thread) gives each block score_block's rows, score for score, and its check errors: what a Ray worker
+    gives for the same block. Only the stream's engine calls score: no score_pairs call a block."""
+    blocks = _runner_blocks()
+    expected = [score_block(Engine(CausalScorer(tiny_llama)), b, "blimp", "en") for b in blocks]
     engine = Engine(CausalScorer(tiny_llama))
-    engine.resolve(None)
-    prepared = prepare_block(engine, block, "en")
-    assert prepared[1] == check_block(engine, block)[1] and len(prepared[1]) == 1
-    ahead = score_block(engine, block, "blimp", "en", prepared)
-    plain = score_block(Engine(CausalScorer(tiny_llama)), block, "blimp", "en")
-    assert ahead.rows.equals(plain.rows) and ahead.check_errors == plain.check_errors and not ahead.failed
+    calls = []
+    score_pairs = engine.score_pairs
+    engine.score_pairs = lambda *a, **k: calls.append(a) or score_pairs(*a, **k)
+    got = list(score_stream(engine, blocks, "blimp", "en"))
+    _same_results(got, expected)
+    assert [len(r.check_errors) for r in got] == [1, 0, 0, 1] and got[3].rows.empty
+    assert calls == []
+
+
+def test_a_block_that_fails_in_the_stream_is_scored_method_by_method_and_the_rest_go_on(tiny_llama, monkeypatch):
+    """A method that raises on one block's pair: that block is scored again by score_block (its other methods'
+    rows kept, the method at fault named), the blocks read ahead of it are scored afresh, and every other block
+    has score_block's rows."""
+    from accapp.methods import all_methods
+
+    mean_lp = all_methods()["mean_lp"]
+    score = mean_lp.score
+
+    def broken(pair, ctx, res):
+        if pair.good == PAIRS[4][0]:
+            raise RuntimeError("mean_lp broke")
+        return score(pair, ctx, res)
+
+    monkeypatch.setattr(mean_lp, "score", broken)
+    items = [("p", str(k), "ph", g, b) for k, (g, b) in enumerate(PAIRS)]
+    blocks = [Block(k, ("lp", "mean_lp"), tuple(items[2 * k : 2 * k + 2])) for k in range(3)]
+    expected = [score_block(Engine(CausalScorer(tiny_llama)), b, "blimp", "en") for b in blocks]
+    assert expected[2].failed == {"mean_lp": "RuntimeError: mean_lp broke"}
+    assert set(expected[2].rows.method) == {"lp"}
+    _same_results(list(score_stream(Engine(CausalScorer(tiny_llama)), blocks, "blimp", "en")), expected)
+    blocks = [Block(k, b.methods, b.items) for k, b in enumerate([blocks[2], blocks[0], blocks[1]])]  # fails first
+    expected = [score_block(Engine(CausalScorer(tiny_llama)), b, "blimp", "en") for b in blocks]
+    _same_results(list(score_stream(Engine(CausalScorer(tiny_llama)), blocks, "blimp", "en")), expected)

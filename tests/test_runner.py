@@ -113,3 +113,57 @@ def test_consolidated_scores_are_float32_and_the_verdicts_those_made_in_float64(
     assert (back.score_bad.to_numpy() == bad.astype(np.float32)).all()
     assert back.correct.tolist() == frame.correct.tolist() and not back.tie.any()  # made in float64, kept
     assert json.loads(out.with_name("toy-model__toy.manifest.json").read_text())["stored_scores"].startswith("float32")
+
+
+def test_unit_files_are_written_once_complete_and_an_interrupted_run_keeps_what_it_scored(engine, tmp_path, monkeypatch):
+    """A unit's file is written when the unit is complete, not after every block that adds to it, and whatever the
+    blocks gave every WRITE_EVERY_S; a run stopped midway (Ctrl-C) writes what its blocks gave before it stops,
+    and the rerun scores only the rest, to the same files as a run never stopped."""
+    from accapp.methods import all_methods
+    from accapp.runner import runner
+    from tests.toy_benchmark import write_toy_benchmark
+
+    file = write_toy_benchmark(tmp_path / "toy.csv", ("p1", "p2"), 6, ids=True)  # 3 blocks of 2 a paradigm
+    methods = "lp,mean_lp"
+
+    def run(out, **kwargs):
+        writes = []
+        summary = run_benchmark(engine, str(file), methods, out, progress=False, block_size=2,
+                                on_unit=lambda: writes.append(1), **kwargs)
+        return summary, len(writes)
+
+    def files(out):
+        return {p.relative_to(out): pd.read_parquet(p) for p in sorted(out.rglob("*.parquet"))}
+
+    monkeypatch.setattr(runner, "WRITE_EVERY_S", 1e9)
+    summary, writes = run(tmp_path / "whole")
+    assert summary["blocks"] == 6 and summary["units_written"] == 4 and writes == 4  # each unit once
+    whole = files(tmp_path / "whole")
+    assert [len(df) for df in whole.values()] == [6] * 4
+
+    monkeypatch.setattr(runner, "WRITE_EVERY_S", 0.0)
+    summary, writes = run(tmp_path / "every")
+    assert writes == 12  # every unit a block touched, after each block
+    assert all(a.equals(b) for a, b in zip(files(tmp_path / "every").values(), whole.values()))
+
+    monkeypatch.setattr(runner, "WRITE_EVERY_S", 1e9)
+    mean_lp = all_methods()["mean_lp"]
+    score = mean_lp.score
+
+    def stopped(pair, ctx, res):
+        if pair.good == "The dog4 p1 barks.":  # p1's third block
+            raise KeyboardInterrupt
+        return score(pair, ctx, res)
+
+    monkeypatch.setattr(mean_lp, "score", stopped)
+    out = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        run(out)
+    kept = files(out)
+    assert len(kept) == 2 and all(sorted(df.pair_id) == ["0", "1", "2", "3"] for df in kept.values())
+    assert "compute_seconds" in json.loads(next(out.rglob("manifest.json")).read_text())
+    monkeypatch.setattr(mean_lp, "score", score)
+    summary, _ = run(out)
+    assert summary["pairs_scored"] == 8  # p1's last block and p2
+    again = files(out)
+    assert again.keys() == whole.keys() and all(again[k].equals(whole[k]) for k in whole)

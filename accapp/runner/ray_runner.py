@@ -152,7 +152,7 @@ def run_benchmark_ray(
 
     config: build_engine's arguments (model, dtype, quantization, language, in_template_scope,
     batch_size). workers: default as many as the cluster holds. on_result(dict): called on the
-    driver after each block is written ({block, pid, pairs, seconds}; tests use it)."""
+    driver after each block is recorded ({block, pid, pairs, seconds}; tests use it)."""
     t_start = time.perf_counter()
     ray, connected = connect(address)
     model = config["model"]
@@ -203,6 +203,15 @@ def _first_ready(ray, actors: list) -> int:
 
 def _drive(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
     """Hand the run's blocks to the workers, write what comes back, keep the bar; the summary."""
+    try:
+        return _hand_out(ray, actors, run, on_result)
+    except BaseException:
+        run.write()  # what came back before the failure (or a Ctrl-C) is kept
+        raise
+
+
+def _hand_out(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
+    """_drive's loop: blocks to the workers, each answer recorded (run.record) or its block retried or lost."""
     errors = ray.exceptions
     queue = deque(run.blocks)
     inflight: dict = {}  # ObjectRef -> (block, worker index)

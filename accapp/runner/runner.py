@@ -5,28 +5,35 @@ A unit is (model, benchmark, paradigm, method, template): its rows live in
 Units are independent (so runs can be spread over machines and merged), a rerun skips
 what is done (a unit is done when its file holds every sampled pair), and every file is
 written to a temporary name and renamed, so a killed run never leaves half a file (a rerun
-removes the temporary files of runs that were killed, accapp.files.remove_stale_temps).
+removes the temporary files of runs that were killed, accapp.files.remove_stale_temps). A unit's
+file is written once the unit is complete, and what the blocks gave since the last write every
+WRITE_EVERY_S: a killed run loses at most that much of its work (or one block, where a block
+takes longer).
 
 A run is planned as blocks (plan_blocks): up to `block_size` pairs still to do, in paradigm
 order and across paradigms, with the methods they still need; one engine call scores a block
-(score_block), so methods share forward passes and the passes are full even when a paradigm
-has a few pairs. The plan depends only on the sample, the block size and what the folder
-already holds, and a block's scores only on the block: the serial runner here and the Ray
-runner (ray_runner.py), which hands the same blocks to its workers, write the same rows, score
-for score. One writer (BenchmarkRun, in the driver's process) merges what blocks return into
-the unit files. Every pair goes through the engine's check_pair, as in `score` and the app: a
-pair that fails it (an empty cell, a sentence over the limits) is listed with its error in
-errors.json beside the manifest; a method that raises on a block is listed, for each unit it
-leaves unfinished, in failed_units.json; the run goes on, and a rerun tries both again.
+(score_block; the serial runner streams its calls, score_stream), so methods share forward passes
+and the passes are full even when a paradigm has a few pairs. The plan depends only on the
+sample, the block size and what the folder already holds, and a block's scores only on the
+block: the serial runner here and the Ray runner (ray_runner.py), which hands the same blocks to
+its workers, write the same rows, score for score. One writer (BenchmarkRun, in the driver's
+process) merges what blocks return into the unit files. Every pair goes through the engine's
+check_pair, as in `score` and the app: a pair that fails it (an empty cell, a sentence over the
+limits) is listed with its error in errors.json beside the manifest; a method that raises on a
+block is listed, for each unit it leaves unfinished, in failed_units.json; the run goes on, and
+a rerun tries both again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
 import platform
 import time
+from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +56,11 @@ BLOCK = 256
 # Methods with prompts run tens of passes a pair (5 templates, answer orders): 256 such pairs took 15 min on
 # one CPU thread, a progress bar that stood still that long. Their blocks are smaller; batching stays full.
 PROMPT_BLOCK = 32
+# Seconds between writes of the unit files: a unit's file is written when the unit is complete, and what the
+# blocks gave since the last write every WRITE_EVERY_S (a killed run loses at most that, or the block that
+# took longer). Rewriting each unit a block touched after every block cost the most host time where blocks
+# are fast (docs/performance.md).
+WRITE_EVERY_S = 30.0
 
 
 def default_block_size(methods) -> int:
@@ -226,17 +238,9 @@ def check_block(engine, block: Block) -> tuple[list, list[dict]]:
     return [p for _, p in checked], check_errors
 
 
-def prepare_block(engine, block: Block, language: str | None) -> tuple[list, list[dict]]:
-    """check_block, and the pairs' strings tokenized for the block's methods (Engine.tokenize_ahead): what a
-    serial run does for the next block on a second thread while the model scores the current one."""
-    pairs, check_errors = check_block(engine, block)
-    engine.tokenize_ahead(pairs, list(block.methods), language)
-    return pairs, check_errors
-
-
 def score_block(engine, block: Block, benchmark: str, language: str | None, checked=None) -> BlockResult:
-    """Check and score one block with one engine call (the work a serial run or a Ray worker does);
-    checked: check_block's answer where it was made beforehand (prepare_block)."""
+    """Check and score one block with one engine call (what a Ray worker does, and the serial runner with a
+    block whose call in its stream raised); checked: check_block's answer where it was made beforehand."""
     t0 = time.perf_counter()
     pairs, check_errors = checked if checked is not None else check_block(engine, block)
     model = engine.model_id
@@ -248,6 +252,69 @@ def score_block(engine, block: Block, benchmark: str, language: str | None, chec
     rows, failed = rows_by_method(rows_of, block.methods) if pairs else ([], {})
     return BlockResult(block.index, pd.DataFrame(rows, columns=ROW_COLUMNS), check_errors, failed,
                        time.perf_counter() - t0, os.getpid())
+
+
+def score_stream(engine, blocks: list[Block], benchmark: str, language: str | None) -> Iterator[BlockResult]:
+    """score_block's result for each block, in order, score for score, from one stream of engine calls: the
+    blocks of the same methods go through Engine.score_blocks (with a staged scorer a second thread prepares
+    the next block and finishes the last while this thread runs the passes), and a third thread checks the
+    block after. A block whose call raises is scored again by score_block (method by method, so the method
+    at fault is found), and the stream goes on from the block after it."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-check") as checking:
+        checked = _checked_ahead(checking, engine, blocks)
+        for methods, same in itertools.groupby(checked, key=lambda item: item[0].methods):
+            yield from _same_methods(engine, same, list(methods), benchmark, language)
+
+
+def _checked_ahead(pool: ThreadPoolExecutor, engine, blocks: list[Block]) -> Iterator[tuple[Block, tuple]]:
+    """(block, check_block's answer) for each block, the next block checked on the pool meanwhile."""
+    coming = pool.submit(check_block, engine, blocks[0]) if blocks else None
+    for k, block in enumerate(blocks):
+        checked = coming.result()
+        coming = pool.submit(check_block, engine, blocks[k + 1]) if k + 1 < len(blocks) else None
+        yield block, checked
+
+
+def _same_methods(engine, items: Iterator[tuple[Block, tuple]], methods: list[str], benchmark: str,
+                  language: str | None) -> Iterator[BlockResult]:
+    """score_stream for blocks of the same methods: one Engine.score_blocks, begun again after a failing block."""
+    model = engine.model_id
+    items = iter(items)
+    while True:
+        read: deque = deque()  # blocks Engine.score_blocks has read and not yet answered, in order
+        broken: list[BaseException] = []  # what reading the next block raised: not a block's own failure
+
+        def feed():
+            while True:
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+                except BaseException as exc:
+                    broken.append(exc)
+                    raise
+                read.append(item)
+                yield item[1][0]
+
+        stream = engine.score_blocks(feed(), methods, language)
+        t0 = time.perf_counter()
+        while True:
+            try:
+                results = next(stream, None)
+            except Exception:
+                if broken or not read:
+                    raise
+                block, checked = read.popleft()  # the first block not answered is the one whose call raised
+                yield score_block(engine, block, benchmark, language, checked)
+                items = itertools.chain(list(read), items)  # those read ahead of it are scored afresh
+                break
+            if results is None:
+                return
+            block, (_, check_errors) = read.popleft()
+            rows = [row for res in results for row in rows_for(res, res.pair.meta, model, benchmark)]
+            yield BlockResult(block.index, pd.DataFrame(rows, columns=ROW_COLUMNS), check_errors, {},
+                              time.perf_counter() - t0, os.getpid())
+            t0 = time.perf_counter()
 
 
 def plan_blocks(sample: pd.DataFrame, out: Path, model: str, bench: str, templates: dict[str, list[str]],
@@ -341,7 +408,8 @@ class BenchmarkRun:
         self.check_errors: list[dict] = []
         self.failed_units: list[dict] = []
         self.failed_keys: set[tuple] = set()
-        self.t0 = time.perf_counter()
+        self.unwritten: dict[tuple, list[pd.DataFrame]] = {}  # unit -> rows taken since the last write
+        self.t0 = self.last_write = time.perf_counter()
         self.bar = tqdm(total=self.pairs_total, initial=self.pairs_total - self.pairs_todo, unit="pair",
                         desc=desc or f"{self.model} {self.bench}", disable=not progress)
         self.status = ""
@@ -350,22 +418,14 @@ class BenchmarkRun:
         return [(p, m, t) for p in block.paradigms for m in methods for t in self.templates[m]]
 
     def record(self, block: Block, result: BlockResult) -> None:
-        """Write what a block gave: its rows merged into their unit files, its failures listed."""
+        """Take what a block gave: its rows, merged into their unit files at the next write, its failures listed."""
         rows = result.rows if isinstance(result.rows, pd.DataFrame) else result.rows.to_pandas()
-        for (paradigm, m, t), part in rows.groupby(["paradigm", "method", "template"], sort=False):
-            self._write_unit((paradigm, m, t), part)
+        for unit, part in rows.groupby(["paradigm", "method", "template"], sort=False):
+            self.unwritten.setdefault(unit, []).append(part)
         self.check_errors += result.check_errors
         if result.failed:
             self.fail(block, result.failed)
-        for unit in self._units(block, block.methods):
-            self.pending[unit] -= 1
-            if self.pending[unit] == 0 and unit not in self.failed_keys:
-                self.units_done += 1
-        self.pairs_done += len(block.items)
-        self.manifest["compute_seconds"] = round(self.earlier + time.perf_counter() - self.t0, 1)
-        write_json_atomic(self.manifest, self.manifest_path)  # time spent so far: a killed run still counts
-        self.bar.update(len(block.items))
-        self.show()
+        self._settle(block)
 
     def fail(self, block: Block, errors: dict[str, str]) -> None:
         """List the units a block leaves unfinished because a method raised ({method: error})."""
@@ -381,14 +441,35 @@ class BenchmarkRun:
     def lose(self, block: Block, error: str) -> None:
         """A block that could not be scored at all (its worker kept dying): its units are failed."""
         self.fail(block, {m: error for m in block.methods})
+        self._settle(block)
+
+    def _settle(self, block: Block) -> None:
+        """Count a block that came back; write when it completes a unit, or WRITE_EVERY_S after the last write."""
+        completed = False
         for unit in self._units(block, block.methods):
             self.pending[unit] -= 1
+            if self.pending[unit] == 0:
+                completed = True
+                self.units_done += unit not in self.failed_keys
         self.pairs_done += len(block.items)
+        if completed or time.perf_counter() - self.last_write >= WRITE_EVERY_S:
+            self.write()
         self.bar.update(len(block.items))
+        self.show()
+
+    def write(self) -> None:
+        """Merge the rows taken since the last write into their unit files, then note the time spent so far in
+        the manifest (a killed run still counts it)."""
+        unwritten, self.unwritten = self.unwritten, {}
+        for unit, parts in unwritten.items():
+            self._write_unit(unit, pd.concat(parts) if len(parts) > 1 else parts[0])
+        self.manifest["compute_seconds"] = round(self.earlier + time.perf_counter() - self.t0, 1)
+        write_json_atomic(self.manifest, self.manifest_path)
+        self.last_write = time.perf_counter()
 
     def _write_unit(self, unit: tuple, part: pd.DataFrame) -> None:
         path = unit_path(self.out, self.model, self.bench, *unit)
-        if path.exists():  # this run's earlier blocks, or an earlier run's
+        if path.exists():  # this run's earlier writes, or an earlier run's
             have = pd.read_parquet(path)
             part = pd.concat([have[~have.pair_id.isin(set(part.pair_id))], part])
         write_parquet_atomic(sort_rows(part), path)
@@ -405,6 +486,7 @@ class BenchmarkRun:
         self.bar.refresh()
 
     def finish(self) -> dict:
+        self.write()
         self.bar.close()
         # Pairs that failed the check and units that failed, this run's (a rerun tries them again).
         if self.check_errors or self.errors_path.exists():
@@ -444,25 +526,13 @@ def run_benchmark(
     block_size = block_size or default_block_size(methods)
     info = describe(engine, methods, language_of(bench_name(benchmark)))
     run = BenchmarkRun(out, benchmark, info, per_paradigm, seed, paradigms, block_size, progress, on_unit)
-    blocks = run.blocks
-    # The next block is checked and tokenized on a second thread while the model scores the current one.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-next-block") as ahead:
-        coming = None
-        for k, block in enumerate(blocks):
-            checked = _prepared(coming)
-            coming = ahead.submit(prepare_block, engine, blocks[k + 1], run.language) if k + 1 < len(blocks) else None
-            run.record(block, score_block(engine, block, run.bench, run.language, checked))
-    return run.finish()
-
-
-def _prepared(coming):
-    """prepare_block's answer, or None (the block is then checked where it is scored, which reports any error)."""
-    if coming is None:
-        return None
     try:
-        return coming.result()
-    except Exception:  # noqa: BLE001 - only a head start
-        return None
+        for result in score_stream(engine, run.blocks, run.bench, run.language):
+            run.record(run.blocks[result.index], result)
+    except BaseException:
+        run.write()  # what was scored before the failure (or a Ctrl-C) is kept
+        raise
+    return run.finish()
 
 
 def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
