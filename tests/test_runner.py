@@ -167,3 +167,33 @@ def test_unit_files_are_written_once_complete_and_an_interrupted_run_keeps_what_
     assert summary["pairs_scored"] == 8  # p1's last block and p2
     again = files(out)
     assert again.keys() == whole.keys() and all(again[k].equals(whole[k]) for k in whole)
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_a_run_interrupted_with_sigint_writes_what_it_scored(tmp_path):
+    """`accapp bench` stopped with SIGINT (Ctrl-C; scripts/gpu/device.sh's finish) writes the rows of the blocks
+    it scored since its last write before it exits, though the unit they belong to is not complete."""
+    import time
+
+    from tests import any_models
+
+    model = any_models.llama_folder(tmp_path)
+    out = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "accapp", "bench", "--model", str(model), "--benchmark", "blimp", "--methods", "lp",
+           "--paradigms", "adjunct_island,anaphor_gender_agreement,animate_subject_passive", "--block-size", "4",
+           "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while not list(out.rglob("*.parquet")):  # the first paradigm complete: its unit written
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(1.0)  # some blocks of the next paradigm, not written yet (WRITE_EVERY_S)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130, proc.stderr.read().decode(errors="replace")[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    rows = sorted(len(pd.read_parquet(p)) for p in out.rglob("*.parquet"))
+    assert len(rows) == 2 and rows[1] == 1000 and 0 < rows[0] < 1000
