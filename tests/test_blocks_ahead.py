@@ -288,3 +288,26 @@ def test_a_block_that_fails_in_the_stream_is_scored_method_by_method_and_the_res
     blocks = [Block(k, b.methods, b.items) for k, b in enumerate([blocks[2], blocks[0], blocks[1]])]  # fails first
     expected = [score_block(Engine(CausalScorer(tiny_llama)), b, "blimp", "en") for b in blocks]
     _same_results(list(score_stream(Engine(CausalScorer(tiny_llama)), blocks, "blimp", "en")), expected)
+
+
+def test_methods_that_fail_before_a_block_is_read_are_found_block_by_block(tiny_llama):
+    """Where the engine's call raises before it reads a block (resolving the methods), each block is scored by
+    score_block, which finds the method at fault: the others' rows kept, as a Ray worker keeps them."""
+    def engine():
+        e = Engine(CausalScorer(tiny_llama))
+        resolve = e.resolve
+
+        def refusing(methods):
+            if methods is not None and "mean_lp" in list(methods):
+                raise RuntimeError("no mean_lp today")
+            return resolve(methods)
+
+        e.resolve = refusing
+        return e
+
+    items = [("p", str(k), "ph", g, b) for k, (g, b) in enumerate(PAIRS)]
+    blocks = [Block(k, ("lp", "mean_lp"), tuple(items[2 * k : 2 * k + 2])) for k in range(3)]
+    expected = [score_block(engine(), b, "blimp", "en") for b in blocks]
+    assert all(r.failed == {"mean_lp": "RuntimeError: no mean_lp today"} and set(r.rows.method) == {"lp"}
+               for r in expected)
+    _same_results(list(score_stream(engine(), blocks, "blimp", "en")), expected)

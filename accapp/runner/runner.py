@@ -302,9 +302,15 @@ def _same_methods(engine, items: Iterator[tuple[Block, tuple]], methods: list[st
             try:
                 results = next(stream, None)
             except Exception:
-                if broken or not read:
+                if broken:
                     raise
-                block, checked = read.popleft()  # the first block not answered is the one whose call raised
+                if read:
+                    block, checked = read.popleft()  # the first block not answered is the one whose call raised
+                else:  # raised before reading a block (its methods): score_block says for the next what fails
+                    item = next(items, None)
+                    if item is None:
+                        return
+                    block, checked = item
                 yield score_block(engine, block, benchmark, language, checked)
                 items = itertools.chain(list(read), items)  # those read ahead of it are scored afresh
                 break
