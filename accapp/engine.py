@@ -12,6 +12,7 @@ deduplicates the requests of all methods and pairs, hands them to the scorer in 
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -46,6 +47,13 @@ def word_rule(kind: str) -> str:
 def detect_language(*texts: str) -> str:
     """The language of typed text, as the language table recognises it (accapp/languages.py)."""
     return languages.detect(*(t or "" for t in texts))
+
+
+def _wait_for(begun: threading.Event, stopping: threading.Event) -> None:
+    """begun.wait(), given up once stopping is set (the thread that would set begun has stopped)."""
+    while not begun.wait(0.05):
+        if stopping.is_set():
+            return
 
 
 @dataclass
@@ -276,12 +284,14 @@ class Engine:
         """score_blocks with a staged scorer: prepare_call and collect_call on the second thread, run_call
         (every use of the model) on this one. Each waits until the block beside it has its first pass at the
         decoder (its call's begun): the host's work for that pass (its rows, their past) then has the
-        interpreter to itself."""
+        interpreter to itself. Once this thread stops (an error, a Ctrl-C, the caller no longer reading) they
+        wait no longer."""
         scorer = self.scorer
+        stopping = threading.Event()
 
         def prepare(pairs: list[Pair], beside: _Block | None) -> _Block:
             if beside is not None:
-                beside.call.begun.wait()
+                _wait_for(beside.call.begun, stopping)
             with spaced_collections():
                 block = self._prepare_block(pairs, methods, language)
                 block.call = scorer.prepare_call(block.requests)
@@ -289,7 +299,7 @@ class Engine:
 
         def finish(block: _Block, beside) -> list[PairResult]:
             if beside is not None and beside.exception() is None:  # the next block, prepared before this job ran
-                beside.result().call.begun.wait()
+                _wait_for(beside.result().call.begun, stopping)
             with spaced_collections():
                 return self._finish_block(block, scorer.collect_call(block.call))
 
@@ -297,26 +307,27 @@ class Engine:
         if pairs is None:
             return
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-block") as aside:
-            coming = aside.submit(prepare, pairs, None)
-            finishing = None  # the block before, being finished on the second thread
-            while coming is not None:
-                block = None
-                try:
-                    block = coming.result()
-                    following = next(blocks, None)
-                    coming = aside.submit(prepare, following, block) if following is not None else None
-                    with spaced_collections():
-                        scorer.run_call(block.call)
-                except Exception:
-                    if block is not None:  # its passes never began: nothing beside it waits any longer
-                        block.call.begun.set()
-                    if finishing is not None:  # the block before still comes first, as in score_pairs one by one
+            try:
+                coming = aside.submit(prepare, pairs, None)
+                finishing = None  # the block before, being finished on the second thread
+                while coming is not None:
+                    try:
+                        block = coming.result()
+                        following = next(blocks, None)
+                        coming = aside.submit(prepare, following, block) if following is not None else None
+                        with spaced_collections():
+                            scorer.run_call(block.call)
+                    except BaseException:
+                        stopping.set()  # the stages beside go on: no first pass comes
+                        if finishing is not None:  # the block before still comes first, as in score_pairs one by one
+                            yield finishing.result()
+                        raise
+                    if finishing is not None:
                         yield finishing.result()
-                    raise
-                if finishing is not None:
-                    yield finishing.result()
-                finishing = aside.submit(finish, block, coming)
-            yield finishing.result()
+                    finishing = aside.submit(finish, block, coming)
+                yield finishing.result()
+            finally:
+                stopping.set()  # before the pool waits for its jobs: none waits for a pass that will not come
 
     def tokenize_ahead(self, pairs: list[Pair], methods=None, language: str | None = None) -> None:
         """Tokenize what score_pairs(pairs, methods, language) will ask for into the scorer's caches, so that

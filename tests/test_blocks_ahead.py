@@ -193,6 +193,33 @@ def test_staged_score_blocks_gives_the_block_before_a_failing_one_first(tiny_lla
     assert got == [expected]
 
 
+def test_a_ctrl_c_between_blocks_leaves_no_stage_waiting(tiny_llama, blocks):
+    """A Ctrl-C (KeyboardInterrupt) on the calling thread while the last block is being finished, its finish
+    waiting for the next block's first pass (here: as the block after the next is read): that block still comes
+    out, then the interrupt, at once; no stage is left waiting for a pass that will not come."""
+    engine = Engine(CausalScorer(tiny_llama))
+    expected = _rows(Engine(CausalScorer(tiny_llama)).score_pairs(blocks[0], ["lp"], "en"))
+
+    def read():
+        yield blocks[0]
+        yield blocks[1]
+        raise KeyboardInterrupt
+
+    got, outcome = [], []
+
+    def consume():
+        try:
+            for results in engine.score_blocks(read(), ["lp"], "en"):
+                got.append(_rows(results))
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+
+    reader = threading.Thread(target=consume, daemon=True)  # a stage left waiting would hang it, not the tests
+    reader.start()
+    reader.join(60)
+    assert not reader.is_alive() and outcome == ["interrupted"] and got == [expected]
+
+
 def test_tokenize_ahead_waits_for_what_the_model_cannot_run(tiny_llama, blocks):
     """Before the engine has found which methods its model cannot run (a model call), tokenize_ahead does
     nothing: a second thread never runs the model beside the first."""
