@@ -171,9 +171,11 @@ def test_unit_files_are_written_once_complete_and_an_interrupted_run_keeps_what_
 
 @pytest.mark.slow
 @pytest.mark.process
-def test_a_run_interrupted_with_sigint_writes_what_it_scored(tmp_path):
-    """`accapp bench` stopped with SIGINT (Ctrl-C; scripts/gpu/device.sh's finish) writes the rows of the blocks
-    it scored since its last write before it exits, though the unit they belong to is not complete."""
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_a_run_stopped_by_a_signal_writes_what_it_scored(tmp_path, stop):
+    """`accapp bench` stopped with SIGINT (Ctrl-C; scripts/gpu/device.sh's finish) or SIGTERM writes the rows of
+    the blocks it scored since its last write, though the unit they belong to is not complete, and exits 130;
+    also started as a shell starts a background job (`nohup ... &`: SIGINT ignored), as the GPU runs are."""
     import time
 
     from tests import any_models
@@ -183,14 +185,15 @@ def test_a_run_interrupted_with_sigint_writes_what_it_scored(tmp_path):
     cmd = [sys.executable, "-m", "accapp", "bench", "--model", str(model), "--benchmark", "blimp", "--methods", "lp",
            "--paradigms", "adjunct_island,anaphor_gender_agreement,animate_subject_passive", "--per-paradigm", "500",
            "--block-size", "16", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         deadline = time.monotonic() + 300
         while not list(out.rglob("*.parquet")):  # the first paradigm complete: its unit written
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         time.sleep(1.0)  # some blocks of the next paradigm, not written yet (WRITE_EVERY_S)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         assert proc.wait(timeout=60) == 130, proc.stderr.read().decode(errors="replace")[-2000:]
     finally:
         if proc.poll() is None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from pathlib import Path
 
 
@@ -24,8 +27,9 @@ def cmd_bench(args) -> int:
 
         ray, connected = connect(args.ray or None)
     try:
-        for model in models:
-            _bench_model(args, model, paradigms)
+        with _stopped_by_signals():
+            for model in models:
+                _bench_model(args, model, paradigms)
     finally:
         if connected:
             ray.shutdown()
@@ -121,6 +125,24 @@ def _ratings_report(args, model: str) -> None:
         print(f"  {r['method']}{tag}: Pearson r = {r['pearson_r']:.3f} [{r['pearson_low']:.3f}, {r['pearson_high']:.3f}], "
               f"Spearman r = {r['spearman_r']:.3f}, {int(r['pairs'])} pairs (with the humans' ratings)")
     print(f"ratings: {path}")
+
+
+@contextlib.contextmanager
+def _stopped_by_signals():
+    """SIGINT and SIGTERM (Ctrl-C, kill, a job scheduler) stop a run as Ctrl-C does: the runner writes what it
+    has scored, and the command exits 130. Also where the run was started with SIGINT ignored, as a shell starts
+    its background jobs (`nohup ... &`; scripts/gpu/device.sh stops its runs with SIGINT)."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread sets handlers
+        yield
+        return
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in before:
+        signal.signal(s, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
 
 
 def _run_one(args, model: str, paradigms) -> dict:
