@@ -144,23 +144,36 @@ def commit() -> str:
         return ""
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", type=int, default=200)
+def add_model_args(ap: argparse.ArgumentParser) -> None:
+    """The options that say which model runs where (this script's and bench/runner_cost.py's)."""
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--model", default=MODEL)
-    ap.add_argument("--skip-all", action="store_true", help="LP alone only (a quick look)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: the engine's choice)")
     ap.add_argument("--dtype", default="fp32", help="fp32, bf16 or fp16")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
 
+
+def hooked_engine(args) -> tuple:
+    """(engine, forward clock, projection clock): the engine of args' model, its decoder body and its vocabulary
+    projection timed."""
     engine = build_engine(args.model, args.dtype, device=args.device)
     cuda = str(engine.lm.device).startswith("cuda")
     forward, projection = Clock(cuda), Clock(cuda)
     forward.hook_module(engine.lm.model.base_model)
     projection.hook_module(engine.lm.model.get_output_embeddings())
     projection.wrap(engine.scorer, "_logprobs_of")
+    return engine, forward, projection
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=200)
+    ap.add_argument("--skip-all", action="store_true", help="LP alone only (a quick look)")
+    add_model_args(ap)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+
+    engine, forward, projection = hooked_engine(args)
+    cuda = str(engine.lm.device).startswith("cuda")
 
     warm = [engine.check_pair(g, b) for g, b in WARM_UP]
     engine.score_pairs(warm, None)

@@ -31,9 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-from host_cost import MODEL, Clock, commit  # noqa: E402  (bench/host_cost.py; it puts the tree on sys.path)
+from host_cost import Clock, add_model_args, commit, hooked_engine  # noqa: E402  (bench/host_cost.py; it puts the tree on sys.path)
 
-from accapp.engine import build_engine  # noqa: E402
 from accapp.runner import runner  # noqa: E402
 
 PARADIGM = "adjunct_island"
@@ -43,20 +42,14 @@ WARM_UP_PARADIGM = "anaphor_gender_agreement"
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=96)
-    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
-    ap.add_argument("--model", default=MODEL)
     ap.add_argument("--methods", default=None, help="comma-separated method ids (default: every method)")
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: the engine's choice)")
-    ap.add_argument("--dtype", default="fp32", help="fp32, bf16 or fp16")
+    add_model_args(ap)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    engine = build_engine(args.model, args.dtype, device=args.device)
+    engine, forward, projection = hooked_engine(args)
     cuda = str(engine.lm.device).startswith("cuda")
-    forward, projection, write = Clock(cuda), Clock(cuda), Clock()
-    forward.hook_module(engine.lm.model.base_model)
-    projection.hook_module(engine.lm.model.get_output_embeddings())
-    projection.wrap(engine.scorer, "_logprobs_of")
+    write = Clock()
     unit_write = runner.BenchmarkRun._write_unit
 
     def timed_write(self, *a, **k):

@@ -179,3 +179,21 @@ def test_bench_host_stand_ins_runs_and_prints_its_figures():
     wall, calling, other = (float(line.split(key)[1].split(" ms")[0]) for key in
                             ("wall ", "calling thread's CPU ", "other threads' CPU "))
     assert wall > 0 and calling > 0 and other >= 0
+
+
+@pytest.mark.slow
+def test_bench_runner_cost_runs_and_ends_with_its_json_line(tmp_path):
+    """bench/runner_cost.py on the tiny Llama (a folder, as a researcher's checkpoint): its split adds up to the
+    wall time, and each unit of the paradigm is written once."""
+    from tests import any_models
+
+    model = any_models.llama_folder(tmp_path)
+    done = subprocess.run([sys.executable, "bench/runner_cost.py", "--model", str(model), "--pairs", "8",
+                           "--methods", "lp,mean_lp", "--threads", "1"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["pairs"] == 8 and out["threads"] == 1 and out["writes"] == 2
+    assert out["forward_ms"] > 0 and out["projection_ms"] > 0 and out["write_ms"] > 0 and out["host_ms"] >= 0
+    assert out["wall_ms"] == pytest.approx(out["forward_ms"] + out["projection_ms"] + out["write_ms"] + out["host_ms"],
+                                           abs=0.01)
