@@ -81,22 +81,24 @@ def unit_path(root: Path, model: str, benchmark: str, paradigm: str, method: str
     return root / s(model) / s(benchmark) / "units" / s(paradigm) / s(method) / f"{s(template)}.parquet"
 
 
-def rows_for(result, meta: dict, model: str, benchmark: str) -> list[dict]:
-    """Result rows (schema.RESULT_COLUMNS) of one scored pair."""
+def rows_for(results, model: str, benchmark: str) -> list[dict]:
+    """Result rows (schema.RESULT_COLUMNS) of scored pairs (PairResults, each with its pair's meta)."""
     out = []
-    for r in result.scores:
-        if r.method in ENSEMBLE_METHODS:
-            correct = r.score_good  # share of the seeded ensemble draws that were right
-        else:
-            correct = 1.0 if r.verdict == "good" else 0.0  # the method's tie rule (methods/ties.py)
-        out.append({
-            "model": model, "benchmark": benchmark, "paradigm": meta["paradigm"], "phenomenon": meta["phenomenon"],
-            "pair_id": meta["pair_id"], "method": r.method, "template": r.template, "variant": r.variant,
-            "score_good": r.score_good, "score_bad": r.score_bad, "correct": float(correct),
-            "tie": r.method not in ENSEMBLE_METHODS and r.verdict == "tie", "prediction": r.prediction, "len_good": result.len_good,
-            "len_bad": result.len_bad, "len_diff": result.len_good - result.len_bad, "good": result.pair.good,
-            "bad": result.pair.bad, "flag": pair_flag(result.pair.good, result.pair.bad),
-        })
+    for result in results:
+        pair, meta = result.pair, result.pair.meta
+        for r in result.scores:
+            if r.method in ENSEMBLE_METHODS:
+                correct = r.score_good  # share of the seeded ensemble draws that were right
+            else:
+                correct = 1.0 if r.verdict == "good" else 0.0  # the method's tie rule (methods/ties.py)
+            out.append({
+                "model": model, "benchmark": benchmark, "paradigm": meta["paradigm"], "phenomenon": meta["phenomenon"],
+                "pair_id": meta["pair_id"], "method": r.method, "template": r.template, "variant": r.variant,
+                "score_good": r.score_good, "score_bad": r.score_bad, "correct": float(correct),
+                "tie": r.method not in ENSEMBLE_METHODS and r.verdict == "tie", "prediction": r.prediction,
+                "len_good": result.len_good, "len_bad": result.len_bad, "len_diff": result.len_good - result.len_bad,
+                "good": pair.good, "bad": pair.bad, "flag": pair_flag(pair.good, pair.bad),
+            })
     return out
 
 
@@ -246,8 +248,7 @@ def score_block(engine, block: Block, benchmark: str, language: str | None, chec
     model = engine.model_id
 
     def rows_of(methods) -> list[dict]:
-        results = engine.score_pairs(pairs, list(methods), language)
-        return [row for res in results for row in rows_for(res, res.pair.meta, model, benchmark)]
+        return rows_for(engine.score_pairs(pairs, list(methods), language), model, benchmark)
 
     rows, failed = rows_by_method(rows_of, block.methods) if pairs else ([], {})
     return BlockResult(block.index, pd.DataFrame(rows, columns=ROW_COLUMNS), check_errors, failed,
@@ -317,9 +318,8 @@ def _same_methods(engine, items: Iterator[tuple[Block, tuple]], methods: list[st
             if results is None:
                 return
             block, (_, check_errors) = read.popleft()
-            rows = [row for res in results for row in rows_for(res, res.pair.meta, model, benchmark)]
-            yield BlockResult(block.index, pd.DataFrame(rows, columns=ROW_COLUMNS), check_errors, {},
-                              time.perf_counter() - t0, os.getpid())
+            rows = pd.DataFrame(rows_for(results, model, benchmark), columns=ROW_COLUMNS)
+            yield BlockResult(block.index, rows, check_errors, {}, time.perf_counter() - t0, os.getpid())
             t0 = time.perf_counter()
 
 
@@ -466,11 +466,14 @@ class BenchmarkRun:
     def write(self) -> None:
         """Merge the rows taken since the last write into their unit files, then note the time spent so far in
         the manifest (a killed run still counts it)."""
+        self._write_units()
+        self.manifest["compute_seconds"] = round(self.earlier + time.perf_counter() - self.t0, 1)
+        write_json_atomic(self.manifest, self.manifest_path)
+
+    def _write_units(self) -> None:
         unwritten, self.unwritten = self.unwritten, {}
         for unit, parts in unwritten.items():
             self._write_unit(unit, pd.concat(parts) if len(parts) > 1 else parts[0])
-        self.manifest["compute_seconds"] = round(self.earlier + time.perf_counter() - self.t0, 1)
-        write_json_atomic(self.manifest, self.manifest_path)
         self.last_write = time.perf_counter()
 
     def _write_unit(self, unit: tuple, part: pd.DataFrame) -> None:
@@ -492,7 +495,7 @@ class BenchmarkRun:
         self.bar.refresh()
 
     def finish(self) -> dict:
-        self.write()
+        self._write_units()  # the manifest is written below, with the run's end
         self.bar.close()
         # Pairs that failed the check and units that failed, this run's (a rerun tries them again).
         if self.check_errors or self.errors_path.exists():
