@@ -338,3 +338,77 @@ def test_methods_that_fail_before_a_block_is_read_are_found_block_by_block(tiny_
     assert all(r.failed == {"mean_lp": "RuntimeError: no mean_lp today"} and set(r.rows.method) == {"lp"}
                for r in expected)
     _same_results(list(score_stream(engine(), blocks, "blimp", "en")), expected)
+
+
+def _call(fn, *args):
+    """fn(*args) on a daemon thread of its own (a Ray worker's call): a Future of its answer. A call that never
+    returns fails its test by the Future's timeout, and does not hold the test process at its exit."""
+    from concurrent.futures import Future
+
+    answer = Future()
+
+    def run():
+        try:
+            answer.set_result(fn(*args))
+        except BaseException as exc:
+            answer.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    return answer
+
+
+def test_a_ray_workers_blocks_are_one_stream_with_score_blocks_results(tiny_llama, monkeypatch):
+    """A Ray worker's calls, a block each from its own thread (ray_runner.BlockStream, tested without Ray): each
+    call gets score_block's result for its block, score for score, and blocks that come together go through
+    one Engine.score_blocks, as the serial runner's do, not one call a block. A block sent with more=False (the
+    driver's last) ends its stream at once: the stream does not wait for another block."""
+    from accapp.runner import ray_runner
+    from accapp.runner.ray_runner import BlockStream
+
+    monkeypatch.setattr(ray_runner, "STREAM_WAIT_S", 600)  # only more=False ends a stream here
+    blocks = _runner_blocks()
+    expected = [score_block(Engine(CausalScorer(tiny_llama)), b, "blimp", "en") for b in blocks]
+    engine = Engine(CausalScorer(tiny_llama))
+    streams = []
+    score_blocks = engine.score_blocks
+    engine.score_blocks = lambda *a, **k: streams.append(a[1]) or score_blocks(*a, **k)
+    worker = BlockStream(engine)
+    for handed in (blocks[:2], blocks[2:], blocks[:1]):  # blocks of one set of methods handed at once
+        answers = [_call(worker.score, b, "blimp", "en", k + 1 < len(handed)) for k, b in enumerate(handed)]
+        _same_results([a.result(timeout=120) for a in answers], [expected[b.index] for b in handed])
+    assert streams == [["lp", "yes_no_prob_comp"], ["lp", "mean_lp"], ["lp", "yes_no_prob_comp"]]
+
+
+def test_a_ray_workers_stream_that_breaks_fails_the_blocks_it_took_and_answers_the_next(tiny_llama, monkeypatch):
+    """An error outside any block's own scoring (the checks of a block; a stream that fails before it takes a
+    block): every call whose block the stream had taken gets the error, none waits for ever, and the worker
+    answers the next call."""
+    from accapp.runner import ray_runner, runner
+    from accapp.runner.ray_runner import BlockStream
+
+    blocks = _runner_blocks()
+    check = runner.check_block
+
+    def failing(engine, block):
+        if block.index == 1:
+            raise RuntimeError("the checks broke")
+        return check(engine, block)
+
+    monkeypatch.setattr(runner, "check_block", failing)
+    worker = BlockStream(Engine(CausalScorer(tiny_llama)))
+    answers = [_call(worker.score, b, "blimp", "en") for b in blocks[:2]]
+    with pytest.raises(RuntimeError, match="the checks broke"):
+        answers[1].result(timeout=120)
+    first = answers[0].exception(timeout=120)  # scored before the error came, or failed with it
+    assert first is None or "the checks broke" in str(first)
+    monkeypatch.undo()
+
+    def no_stream(*args):  # a stream that fails before it takes its first block (no thread to be had, say)
+        raise RuntimeError("no stream today")
+
+    monkeypatch.setattr(ray_runner, "score_stream", no_stream)
+    with pytest.raises(RuntimeError, match="no stream today"):
+        _call(worker.score, blocks[0], "blimp", "en").result(timeout=60)
+    monkeypatch.undo()
+    got = _call(worker.score, blocks[2], "blimp", "en").result(timeout=120)
+    _same_results([got], [score_block(Engine(CausalScorer(tiny_llama)), blocks[2], "blimp", "en")])

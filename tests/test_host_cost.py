@@ -197,3 +197,19 @@ def test_bench_runner_cost_runs_and_ends_with_its_json_line(tmp_path):
     assert out["forward_ms"] > 0 and out["projection_ms"] > 0 and out["write_ms"] > 0 and out["host_ms"] >= 0
     assert out["wall_ms"] == pytest.approx(out["forward_ms"] + out["projection_ms"] + out["write_ms"] + out["host_ms"],
                                            abs=0.01)
+
+
+@pytest.mark.slow
+def test_bench_ray_cost_runs_and_ends_with_its_json_line(tmp_path):
+    """bench/ray_cost.py on the tiny Llama with one worker: every pair scored, the workers' accapp this tree's."""
+    pytest.importorskip("ray")
+    from tests import any_models
+
+    model = any_models.llama_folder(tmp_path)
+    done = subprocess.run([sys.executable, "bench/ray_cost.py", "--model", str(model), "--pairs", "8",
+                           "--methods", "lp,mean_lp"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["pairs"] == 8 and out["workers"] == 1 and out["blocks"] == 1
+    assert out["wall_s"] > 0 and out["pairs_per_s"] * out["ms_per_pair"] == pytest.approx(1000, rel=0.01)
+    assert Path(out["workers_accapp"]).resolve() == (ROOT / "accapp" / "__init__.py").resolve()
