@@ -6,9 +6,7 @@ of workers that each load the model once, written by the driver.
 Layout. One Ray actor (BlockWorker) per worker, holding one engine; its resources declared
 (num_gpus, fractional where a small model shares a GPU, or num_cpus slots on a CPU machine; its
 torch threads = its CPU slots). A model's blocks go only to that model's pool; models run one
-after another. Each worker has up to three blocks in flight and scores them as one stream (the
-serial runner's score_stream: the next block prepared while a block's passes run), so it never
-waits for the driver.
+after another. Each worker has up to two blocks in flight, so it never waits for the driver.
 
 Results. A worker returns a block's rows as an Arrow table; the driver alone merges them into
 the unit files, through the same atomic write as the serial run (BenchmarkRun). So `--out` needs
@@ -29,24 +27,20 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import re
-import threading
 import time
 from collections import deque
-from concurrent.futures import Future
 from pathlib import Path
 
 from accapp import settings
 from accapp.benchmarks import bench_name, language_of
 from accapp.errors import UserError
-from accapp.runner.runner import BenchmarkRun, Block, BlockResult, default_block_size, describe, score_stream
+from accapp.runner.runner import BenchmarkRun, Block, BlockResult, default_block_size, describe, score_block
 
 log = logging.getLogger("accapp.runner")
 RAY_MISSING = ("--ray needs Ray, an optional extra that is not installed: pip install -r requirements-ray.txt "
                "(or pip install -e '.[ray]'); the serial runner (no --ray) needs nothing more.")
-IN_FLIGHT = 3  # blocks per worker: one being scored, the next being prepared, the one after being checked
-STREAM_WAIT_S = 0.5  # a worker's stream waits this long for the driver's next block before it answers its last
+IN_FLIGHT = 2  # blocks per worker: one being scored, the next already there
 PING_EVERY_S = 1.0
 PING_LATE_S = 5.0  # a worker that has not answered a ping for this long is not counted alive
 
@@ -105,62 +99,8 @@ def default_workers(resources: dict, gpus: float, cpus: float) -> int:
     return max(1, n)
 
 
-class BlockStream:
-    """An engine's blocks scored as one stream (runner.score_stream), as the serial runner does, though they come
-    one call at a time: while a block's passes run, the next block is prepared and the one after checked. Each
-    `score` call (from any thread) puts its block in the inbox and waits for its result; one thread streams the
-    inbox. A stream ends when no block comes for STREAM_WAIT_S (so the last block is answered) or one comes for
-    another benchmark; the next block begins another."""
-
-    def __init__(self, engine) -> None:
-        self.engine = engine
-        self.inbox: queue.Queue = queue.Queue()  # (block, benchmark, language, more, Future of its BlockResult)
-        threading.Thread(target=self._stream_forever, name="accapp-stream", daemon=True).start()
-
-    def score(self, block: Block, benchmark: str, language: str | None, more: bool = True) -> BlockResult:
-        """The block's result (score_block's, score for score); more: whether other blocks may follow (with
-        False the stream ends after this block, not STREAM_WAIT_S later)."""
-        answer: Future = Future()
-        self.inbox.put((block, benchmark, language, more, answer))
-        return answer.result()
-
-    def _stream_forever(self) -> None:
-        first = self.inbox.get()
-        while True:
-            first = self._stream(first) or self.inbox.get()
-
-    def _stream(self, first: tuple):
-        """One stream from `first` on; returns the block that came for another benchmark, if one ended it."""
-        bench, language = first[1], first[2]
-        waiting: deque = deque([first[4]])  # the Futures of the blocks the stream has taken, in order
-        other = []
-
-        def arrivals():
-            item = first
-            yield item[0]
-            while item[3]:  # more may come
-                try:
-                    item = self.inbox.get(timeout=STREAM_WAIT_S)
-                except queue.Empty:
-                    return
-                if item[1:3] != (bench, language):
-                    other.append(item)
-                    return
-                waiting.append(item[4])
-                yield item[0]
-
-        try:
-            for result in score_stream(self.engine, arrivals(), bench, language):
-                waiting.popleft().set_result(result)
-        except BaseException as exc:  # not a block's own failure (score_stream answers those): every block taken fails
-            while waiting:
-                waiting.popleft().set_exception(exc)
-        return other[0] if other else None
-
-
 class BlockWorker:
-    """One worker: loads the model once (the model host of its process, accapp.service.host), then scores the
-    blocks it is handed as one stream (BlockStream); up to IN_FLIGHT `score` calls at once, a thread each."""
+    """One worker: loads the model once (the model host of its process, accapp.service.host), then scores blocks."""
 
     def __init__(self, config: dict, threads: int | None = None) -> None:
         if threads:
@@ -169,8 +109,7 @@ class BlockWorker:
             torch.set_num_threads(threads)
         from accapp.service.host import get_state
 
-        engine = get_state().engine_for(**config)  # this worker process's host: one model, its budget
-        self.stream = BlockStream(engine)
+        self.engine = get_state().engine_for(**config)  # this worker process's host: one model, its budget
         self.pid = os.getpid()
 
     def ready(self) -> int:
@@ -180,12 +119,12 @@ class BlockWorker:
         return self.pid
 
     def describe(self, methods, language: str | None) -> dict:
-        return describe(self.stream.engine, methods, language)
+        return describe(self.engine, methods, language)
 
-    def score(self, block: Block, benchmark: str, language: str | None, more: bool = True) -> BlockResult:
+    def score(self, block: Block, benchmark: str, language: str | None) -> BlockResult:
         import pyarrow as pa
 
-        result = self.stream.score(block, benchmark, language, more)
+        result = score_block(self.engine, block, benchmark, language)
         result.rows = pa.Table.from_pandas(result.rows, preserve_index=False)
         return result
 
@@ -225,8 +164,7 @@ def run_benchmark_ray(
                     "until an autoscaler adds them (--gpus-per-worker 0 runs on CPUs)", gpus, cpus_per_worker,
                     resources.get("GPU", 0), resources.get("CPU", 0))
     actor_class = ray.remote(num_cpus=cpus_per_worker, num_gpus=gpus, max_restarts=max_restarts,
-                             max_task_retries=max_restarts, max_concurrency=IN_FLIGHT + 1,  # the score calls, describe
-                             concurrency_groups={"ping": 1})(BlockWorker)
+                             max_task_retries=max_restarts, concurrency_groups={"ping": 1})(BlockWorker)
     actors = [actor_class.remote(config, max(1, int(cpus_per_worker))) for _ in range(n)]
     try:
         first = _first_ready(ray, actors)
@@ -275,7 +213,7 @@ def _drive(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
 def _hand_out(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
     """_drive's loop: blocks to the workers, each answer recorded (run.record) or its block retried or lost."""
     errors = ray.exceptions
-    todo = deque(run.blocks)
+    queue = deque(run.blocks)
     inflight: dict = {}  # ObjectRef -> (block, worker index)
     load = [0] * len(actors)
     usable = set(range(len(actors)))  # not dead for good
@@ -290,15 +228,12 @@ def _hand_out(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
         now = time.monotonic()
         return sum(1 for i in usable if now - answered[i] < PING_LATE_S)
 
-    def hand_out() -> None:  # more=False with the last block: its worker's stream answers it at once
+    while queue or inflight:
         for i in sorted(usable, key=lambda i: load[i]):
-            while load[i] < IN_FLIGHT and todo:
-                block = todo.popleft()
-                inflight[actors[i].score.remote(block, run.bench, run.language, bool(todo))] = (block, i)
+            while load[i] < IN_FLIGHT and queue:
+                block = queue.popleft()
+                inflight[actors[i].score.remote(block, run.bench, run.language)] = (block, i)
                 load[i] += 1
-
-    while todo or inflight:
-        hand_out()
         if not inflight:
             raise UserError("every Ray worker has died; rerun the same command to resume (finished units are kept)")
         done, _ = ray.wait(list(inflight), num_returns=1, timeout=PING_EVERY_S)
@@ -312,18 +247,17 @@ def _hand_out(ray, actors: list, run: BenchmarkRun, on_result) -> dict:
                     usable.discard(i)
                 tries[block.index] = tries.get(block.index, 0) + 1
                 if tries[block.index] < 2:  # once more, on whichever worker is free
-                    todo.appendleft(block)
+                    queue.appendleft(block)
                     retried += 1
                 else:
                     run.lose(block, f"its worker died twice: {type(exc).__name__}: {exc}")
                 continue
-            except errors.RayTaskError as exc:  # raised outside the stream's own catch (a block's failure is score_block's)
+            except errors.RayTaskError as exc:  # raised outside score_block's own catch
                 run.lose(block, f"{type(exc.cause).__name__}: {exc.cause}" if exc.cause else str(exc))
                 continue
             except errors.RayError as exc:
                 run.lose(block, f"{type(exc).__name__}: {exc}")
                 continue
-            hand_out()  # before the writing record may do: the worker's stream reads its next blocks meanwhile
             run.record(block, result)
             pids[i].add(result.pid)
             answered[i] = time.monotonic()

@@ -33,7 +33,7 @@ import os
 import platform
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,30 +255,25 @@ def score_block(engine, block: Block, benchmark: str, language: str | None, chec
                        time.perf_counter() - t0, os.getpid())
 
 
-def score_stream(engine, blocks: Iterable[Block], benchmark: str, language: str | None) -> Iterator[BlockResult]:
+def score_stream(engine, blocks: list[Block], benchmark: str, language: str | None) -> Iterator[BlockResult]:
     """score_block's result for each block, in order, score for score, from one stream of engine calls: the
     blocks of the same methods go through Engine.score_blocks (with a staged scorer a second thread prepares
     the next block and finishes the last while this thread runs the passes), and a third thread checks the
     block after. A block whose call raises is scored again by score_block (method by method, so the method
-    at fault is found), and the stream goes on from the block after it. blocks: a list, or blocks as they
-    come (a Ray worker's, ray_runner.BlockWorker): the stream reads up to two blocks ahead of the one it scores."""
+    at fault is found), and the stream goes on from the block after it."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="accapp-check") as checking:
         checked = _checked_ahead(checking, engine, blocks)
         for methods, same in itertools.groupby(checked, key=lambda item: item[0].methods):
             yield from _same_methods(engine, same, list(methods), benchmark, language)
 
 
-def _checked_ahead(pool: ThreadPoolExecutor, engine, blocks: Iterable[Block]) -> Iterator[tuple[Block, tuple]]:
+def _checked_ahead(pool: ThreadPoolExecutor, engine, blocks: list[Block]) -> Iterator[tuple[Block, tuple]]:
     """(block, check_block's answer) for each block, the next block checked on the pool meanwhile."""
-    blocks = iter(blocks)
-    block = next(blocks, None)
-    coming = pool.submit(check_block, engine, block) if block is not None else None
-    while block is not None:
+    coming = pool.submit(check_block, engine, blocks[0]) if blocks else None
+    for k, block in enumerate(blocks):
         checked = coming.result()
-        after = next(blocks, None)
-        coming = pool.submit(check_block, engine, after) if after is not None else None
+        coming = pool.submit(check_block, engine, blocks[k + 1]) if k + 1 < len(blocks) else None
         yield block, checked
-        block = after
 
 
 def _same_methods(engine, items: Iterator[tuple[Block, tuple]], methods: list[str], benchmark: str,
