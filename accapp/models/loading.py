@@ -253,6 +253,9 @@ def load_weights(auto_class, spec: ModelSpec, where: str, dtype: str, quantizati
     if qconfig is None:
         model.to(device)
     model.eval()
+    from accapp.models.attention import use_own_kv_heads  # imports transformers' attention: only once a model loads
+
+    use_own_kv_heads(model)  # on CUDA, a model with one key-value head: its heads in memory of their own
     return model, tokenizer
 
 

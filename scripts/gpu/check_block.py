@@ -3,14 +3,16 @@
     python3 scripts/gpu/check_block.py score --model gemma3-270m --benchmark climp --paradigm classifier_clause \
         --block 2 --out cpu.parquet                      # this CPU: the reference
     python3 scripts/gpu/check_block.py score ... --device cuda --batch-size 2048 --head-rows 2195 \
-        [--eager | --sdpa-math] [--no-pack] --out cuda.parquet   # the GPU, as the whole run's process scored it
+        [--eager | --sdpa-math | --shared-kv] [--no-pack] --out cuda.parquet   # the GPU, as the whole run scored it
     python3 scripts/gpu/check_block.py compare cpu.parquet cuda.parquet
 
 The block is the runner's: the paradigm's pairs in the order `plan_blocks` gives them, cut into equal
 blocks of at most --block-size pairs (256, as `device.sh full-start` runs), scored by
 `runner.score_block` with every method in one engine call, so a pass packs the same requests as the
 whole run's did. --eager: the model's eager attention instead of SDPA; --sdpa-math: SDPA with its plain
-math kernel only (no memory-efficient, flash or cuDNN kernel); --no-pack: one sequence a row
+math kernel only (no memory-efficient, flash or cuDNN kernel); --shared-kv: transformers' plain SDPA, whose
+query heads read a model's one key-value head from the same memory (stride 0), as before the engine copied it
+for each head on CUDA (accapp/models/attention.py, pytorch/pytorch#191937); --no-pack: one sequence a row
 (no token trees); --history: the paradigm's earlier blocks first, in the same engine, as the run's process
 scored them before this one (its caches as they were; their scores are not kept); --batch-size /
 --head-rows: the pass and projection sizes (a GPU's come from its
@@ -66,6 +68,8 @@ def score(args) -> None:
         scorer.pack = False
     if args.eager:
         engine.lm.model.config._attn_implementation = "eager"
+    if args.shared_kv:
+        engine.lm.model.set_attn_implementation("sdpa")
     if args.sdpa_math:
         import torch
 
@@ -112,6 +116,7 @@ def main() -> None:
     s.add_argument("--head-rows", type=int)
     s.add_argument("--eager", action="store_true")
     s.add_argument("--sdpa-math", action="store_true")
+    s.add_argument("--shared-kv", action="store_true")
     s.add_argument("--history", action="store_true")
     s.add_argument("--no-pack", action="store_true")
     s.add_argument("--out", required=True)

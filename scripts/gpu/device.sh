@@ -7,9 +7,10 @@
 #   app                     the app on the GPU, /probe with every method, where it ran (scripts/gpu/app_probe.py)
 #   host                    bench/host_cost.py on CUDA: 200 BLiMP pairs, LP and every method in fp32, LP in bf16
 #   agree MODEL BENCH N     scripts/gpu/agree.py on N pairs, 4 precisions -> $OUT/agree-MODEL-BENCH.tar
-#   check-block MODEL BENCH PARADIGM BLOCK  one block of a whole run scored again on CUDA in one process, six ways: as the
-#                           run's process sized it (2048 strings, 2195 projection rows); so, after the paradigm's earlier
-#                           blocks; with eager attention; with SDPA's math kernel; unpacked; sized by the free memory. Each
+#   check-block MODEL BENCH PARADIGM BLOCK  one block of a whole run scored again on CUDA in one process, seven ways: as the
+#                           run's process sized it (2048 strings, 2195 projection rows); so, with plain SDPA's shared
+#                           key-value memory (as the run had it); after the paradigm's earlier blocks; with eager
+#                           attention; with SDPA's math kernel; unpacked; sized by the free memory. Each
 #                           against the carried CPU reference .gpu/check/MODEL-BENCH-PARADIGM-BLOCK.parquet
 #                           (scripts/gpu/check_block.py) -> $OUT/check-block.txt
 #   full-start MODEL BENCH PROCS  the whole benchmark, every method, fp32, PROCS processes in the background (setsid);
@@ -62,7 +63,8 @@ case $step in
   check-block)
     model=$1 bench=$2 paradigm=$3 block=$4; ref=".gpu/check/$model-$bench-$paradigm-$block.parquet"
     [ -f "$ref" ] || { echo "no CPU reference $ref carried"; exit 2; }
-    for variant in "--batch-size 2048 --head-rows 2195" "--batch-size 2048 --head-rows 2195 --history" \
+    for variant in "--batch-size 2048 --head-rows 2195" "--batch-size 2048 --head-rows 2195 --shared-kv" \
+                   "--batch-size 2048 --head-rows 2195 --history" \
                    "--batch-size 2048 --head-rows 2195 --eager" \
                    "--batch-size 2048 --head-rows 2195 --sdpa-math" "--batch-size 2048 --head-rows 2195 --no-pack" ""; do
       echo "== cuda ${variant:-(sizes from the free memory)}"
