@@ -70,6 +70,7 @@ def test_a_gemma_with_one_kv_head_scores_every_method_the_same_with_it(monkeypat
     rounding, with the attention called on masked passes. On a CPU it is given only when forced."""
     from accapp.engine import Engine
     from accapp.methods import method_ids
+    from accapp.runner.runner import describe
     from accapp.scoring.api import Pair
     from accapp.scoring.causal import CausalScorer
     from tests import tiny_models
@@ -88,6 +89,7 @@ def test_a_gemma_with_one_kv_head_scores_every_method_the_same_with_it(monkeypat
     plain = scores()
     assert len(plain) > 20
     assert not use_own_kv_heads(loaded.model)  # a CPU keeps plain SDPA
+    assert describe(Engine(CausalScorer(loaded)), ["lp"], "en")["attention"] == "sdpa"
     assert loaded.model.config._attn_implementation == "sdpa"
     calls = []
 
@@ -102,6 +104,7 @@ def test_a_gemma_with_one_kv_head_scores_every_method_the_same_with_it(monkeypat
     assert loaded.model.config._attn_implementation == attention.NAME
     own = scores()
     assert any(calls)  # masked passes went through it
+    assert describe(Engine(CausalScorer(loaded)), ["lp"], "en")["attention"] == NAME  # a run's manifest says so
     assert [s[:3] for s in own] == [s[:3] for s in plain]
     for a, b in zip(own, plain):
         assert a[3] == pytest.approx(b[3], abs=1e-4) and a[4] == pytest.approx(b[4], abs=1e-4), a[:3]
