@@ -200,6 +200,7 @@ def test_where_it_ran_names_device_gpu_dtype_and_quantization(tiny_llama):
                              "text": "CPU · fp32"}
     record = provenance(engine)
     assert (record["device"], record["gpu"], record["dtype"], record["quantization"]) == ("cpu", None, "fp32", None)
+    assert record["attention"] == "sdpa"  # on a CPU always transformers' own (accapp/models/attention.py)
     engine.lm = replace(tiny_llama, dtype="bf16", quantization="nf4")
     assert ran_on(engine)["text"] == "CPU · bf16 · 4-bit NF4"
 

@@ -102,6 +102,8 @@ def provenance(engine) -> dict:
         "quantization": lm.quantization,
         "device": lm.device,
         "gpu": describe_device(lm)["gpu"],
+        # transformers' attention implementation ("sdpa"; accapp/models/attention.py's on CUDA with one key-value head)
+        "attention": getattr(getattr(lm.model, "config", None), "_attn_implementation", None),
         "convention": engine.convention.id,
         "app": "Acceptability Explorer (accapp)",
         "app_version": __version__,
