@@ -1,10 +1,11 @@
 """scripts/gpu/check_block.py: the block it rescores is the runner's block, and its comparison counts the
-rows two scorings disagree on. Fast: no model."""
+rows two scorings disagree on (fast: no model); its scoring writes where the runbook says (slow: the tiny model)."""
 
 import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "gpu"))
 import check_block  # noqa: E402 - the GPU scripts are not a package
@@ -34,3 +35,19 @@ def test_compare_counts_the_rows_apart(tmp_path):
     got = check_block.compare(tmp_path / "a.parquet", tmp_path / "b.parquet")
     assert got["rows"] == 3 and got["differ"] == 1 and got["by_method"] == {"ab_prompting/1": 1}
     assert abs(got["largest"] - 0.5) < 1e-12 and got["pairs"] == ["2"]
+
+
+@pytest.mark.slow
+def test_score_makes_its_output_folder_and_writes_the_blocks_rows(tmp_path, monkeypatch):
+    """The runbook's reference command on a fresh machine: --out in a folder not yet made (.gpu/check/) is made
+    before the scoring, not found missing after it. The tiny Llama (a folder), two pairs, LP and MeanLP."""
+    from tests import any_models
+
+    model = any_models.llama_folder(tmp_path)
+    out = tmp_path / "not" / "yet" / "made.parquet"
+    monkeypatch.setattr(sys, "argv", ["check_block.py", "score", "--model", str(model), "--benchmark", "climp",
+                                      "--paradigm", "classifier_clause", "--block", "1", "--block-size", "2",
+                                      "--methods", "lp,mean_lp", "--out", str(out)])
+    check_block.main()
+    rows = pd.read_parquet(out)
+    assert len(rows) == 4 and set(rows.method) == {"lp", "mean_lp"} and set(rows.pair_id) == {"2", "3"}

@@ -59,6 +59,7 @@ def score(args) -> None:
     from accapp.methods import ids_for
     from accapp.runner.runner import Block, score_block
 
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # before the minutes of scoring, not after them
     language = language_of(bench_name(args.benchmark))
     engine = build_engine(args.model, args.dtype, device=args.device, batch_size=args.batch_size, language=language)
     scorer = engine.scorer
