@@ -128,16 +128,15 @@ def _commit() -> str | None:
 
 
 def _where(engine) -> dict:
-    """The device a run's engine scores on and the model's attention implementation (accapp/models/attention.py
-    names the one a CUDA model with one key-value head gets); {} for an engine without a loaded model."""
+    """The device a run's engine scores on and the model's attention implementation (describe_device); {} for an
+    engine without a loaded model."""
     from accapp.models.device import describe_device
 
     lm = getattr(engine, "lm", None)
     if lm is None or not hasattr(lm, "device"):
         return {}
     where = describe_device(lm)
-    config = getattr(getattr(lm, "model", None), "config", None)
-    return {"device": where["device"], "gpu": where["gpu"], "attention": getattr(config, "_attn_implementation", None)}
+    return {"device": where["device"], "gpu": where["gpu"], "attention": where["attention"]}
 
 
 @dataclass(frozen=True)

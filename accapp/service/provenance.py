@@ -91,6 +91,7 @@ def provenance(engine) -> dict:
 
     lm = engine.lm
     files = weight_files(lm)
+    where = describe_device(lm)
     return {
         "model_id": lm.spec.id,
         "model_name": lm.spec.name,
@@ -101,9 +102,8 @@ def provenance(engine) -> dict:
         "dtype": lm.dtype,
         "quantization": lm.quantization,
         "device": lm.device,
-        "gpu": describe_device(lm)["gpu"],
-        # transformers' attention implementation ("sdpa"; accapp/models/attention.py's on CUDA with one key-value head)
-        "attention": getattr(getattr(lm.model, "config", None), "_attn_implementation", None),
+        "gpu": where["gpu"],
+        "attention": where["attention"],
         "convention": engine.convention.id,
         "app": "Acceptability Explorer (accapp)",
         "app_version": __version__,
