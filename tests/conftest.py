@@ -179,6 +179,7 @@ def pytest_configure(config):
         import torch  # as two contended threads a worker would slow both (tests/threads.py)
 
         torch.set_num_threads(1)
+        os.environ["OMP_NUM_THREADS"] = "1"  # and the apps and command lines the tests start: one thread each too
 
 
 # The modules that take longest go to the two workers first, so that the quick ones fill the end instead of one
