@@ -272,6 +272,29 @@ def test_a_newer_probe_stops_the_older_one(app_state):
     assert "The cats purr." in list(newer)[-1][2]
 
 
+
+def test_stop_ends_the_probe_and_has_the_last_word(app_state):
+    """Stop after the first stage: the next stage is not drawn, and the probe's own last yield says
+    Stopped, so no stage that reaches the page after the Stop button's note can overwrite it."""
+    class Request:
+        session_hash = "visitor-stop"
+
+    gen = probe.run_probe("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, "", ["lp", "ab_prompting"], "bits", "words",
+                          "lp", None, Request())
+    next(gen)  # scoring...
+    first = next(gen)  # LP's stage, with the prompting stage still to come
+    assert "Still computing" in first[0]
+    assert "Stopped" in probe.stop_probe(Request())
+    rest = list(gen)
+    assert len(rest) == 1 and "Stopped" in rest[0][0] and len(rest[0]) == len(first)
+    assert all(out == gr.update() for out in rest[0][1:])  # what the first stage drew stays
+    # a probe after the Stop runs whole; another visitor's Stop touches nothing of theirs
+    outs = list(probe.run_probe("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, "", ["lp", "ab_prompting"], "bits",
+                                "words", "lp", None, Request()))
+    assert "Stopped" not in outs[-1][0] and "Still computing" not in outs[-1][0]
+    probe.LATEST.stop("someone else")
+    assert probe.LATEST.is_latest("visitor-stop", probe.LATEST.start("visitor-stop"))
+
 def test_probe_api_is_json(app_state):
     out = probe.probe_api("The dogs bark.", "The dogs barks.", DEFAULT_MODEL, ["lp", "mean_lp"])
     assert json.loads(json.dumps(out)) == out

@@ -86,26 +86,37 @@ VIEWS = ["words", "words: sum of tokens", "characters", "tokens"]  # characters:
 
 
 class Latest:
-    """Per visitor (Gradio session), the number of their newest probe: a probe stops at its next
-    stage when a newer one has started. Bounded: the MAX_SESSIONS most recent sessions."""
+    """Per visitor (Gradio session), the number of their newest probe and whether they pressed Stop:
+    a probe stops at its next stage when a newer one has started or Stop was pressed. Bounded: the
+    MAX_SESSIONS most recent sessions."""
 
     MAX_SESSIONS = 4096
 
     def __init__(self) -> None:
-        self._n: OrderedDict = OrderedDict()
+        self._n: OrderedDict = OrderedDict()  # session -> (newest probe's number, Stop pressed)
         self._lock = threading.Lock()
 
     def start(self, session) -> int:
         with self._lock:
-            n = self._n.pop(session, 0) + 1
-            self._n[session] = n
+            n = self._n.pop(session, (0, False))[0] + 1
+            self._n[session] = (n, False)
             while len(self._n) > self.MAX_SESSIONS:
                 self._n.popitem(last=False)
             return n
 
+    def stop(self, session) -> None:
+        """The visitor pressed Stop: their newest probe ends at its next stage and says so (was_stopped)."""
+        with self._lock:
+            if session is not None and session in self._n:
+                self._n[session] = (self._n[session][0], True)
+
     def is_latest(self, session, n: int) -> bool:
         with self._lock:
-            return self._n.get(session, n) == n
+            return self._n.get(session, (n, False)) == (n, False)
+
+    def was_stopped(self, session, n: int) -> bool:
+        with self._lock:
+            return self._n.get(session) == (n, True)
 
 
 LATEST = Latest()
@@ -276,9 +287,14 @@ def run_probe(good, bad, model_id, model2, methods, unit, view, bench_method, me
                 status = pending_html(stage.pending)
                 if stage.first:  # marked again: a known answer comes ms after the first note, which the page may miss
                     status = f"<div class='{STARTED}'></div>{status}"
-                yield (*_outputs(stage.saved, unit, view, status, figures=stage.first,
+                stopped = LATEST.was_stopped(session, me)  # Stop came while this stage was drawn: it is the last
+                yield (*_outputs(stage.saved, unit, view, stopped_note() if stopped else status, figures=stage.first,
                                  waiting=busy_html(_loading_text(stage.loading))),
                        meta, pair_label(meta), box)
+                if stopped:
+                    return
+        if LATEST.was_stopped(session, me):  # the last word, whatever stage had reached the page before the Stop
+            yield (stopped_note(), *(gr.update(),) * 16)
     except Exception as exc:  # noqa: BLE001 - the message replaces every old result; the log keeps the traceback
         if not isinstance(exc, UserError):
             logs.failed(log, "probe", exc)
@@ -313,8 +329,15 @@ def overlay_output(saved, unit):
     return overlay_html(a, ranks, unit)
 
 
-def stop_probe():
+def stopped_note() -> str:
     return note("Stopped: the results that had finished are shown; the rest were not computed.", "warn")
+
+
+def stop_probe(request: gr.Request = None):
+    """Stop: the visitor's probe ends at its next stage (LATEST). Gradio's cancel alone left a race: a stage
+    that reached the page after this note overwrote it, and the page said "Still computing" for good."""
+    LATEST.stop(getattr(request, "session_hash", None))
+    return stopped_note()
 
 
 @friendly
