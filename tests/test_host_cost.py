@@ -76,6 +76,36 @@ def test_prompts_by_pieces_are_the_whole_texts_tokens(fixture, request):
         assert split.encode(texts) == whole and split.on
 
 
+@pytest.mark.parametrize("model_id", ["smollm2-135m-instruct", "gemma3-270m"])
+def test_the_pipeline_parts_decide_as_the_whole_tokenizer_did(model_id):
+    """SpecialSplit reads only the normalizer, pre-tokenizer, post-processor and decoder (not Gemma's
+    262k-token vocabulary): on the real tokenizers the answer is the walk over the whole serialised one."""
+    from accapp.scoring.tokens import _first_only, _pipeline
+    from tests.tiny_models import tokenizer_for
+
+    backend = tokenizer_for(model_id).backend_tokenizer
+    whole = json.loads(backend.to_str())
+    assert _pipeline(backend) == [whole[k] for k in ("normalizer", "pre_tokenizer", "post_processor", "decoder") if whole[k]]
+    assert _first_only(_pipeline(backend)) is _first_only(whole) is False
+    assert SpecialSplit.of(tokenizer_for(model_id)) is not None
+
+
+@pytest.mark.parametrize(("scheme", "split"), [("first", False), ("always", True)])
+def test_a_pre_tokenizer_that_prepends_to_the_first_piece_only_turns_the_split_off(scheme, split):
+    """Metaspace's prepend_scheme "first" marks a text's first piece only, so the pieces between special
+    tokens, tokenized alone, would each get the mark: no split there; "always" marks every piece alike."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["<unk>", "<s>", "</s>", "<sep>", "\u2581the", "\u2581cat", "the", "cat"]
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme=scheme)
+    backend.decoder = decoders.Metaspace(prepend_scheme=scheme)
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+                                  additional_special_tokens=["<sep>"])
+    assert (SpecialSplit.of(tok) is not None) is split
+
+
 @pytest.mark.slow
 def test_a_split_that_differs_is_turned_off_and_the_whole_text_tokenized(smollm):
     tok = smollm.tokenizer

@@ -74,12 +74,12 @@ class SpecialSplit:
             return None
         try:
             added = backend.get_added_tokens_decoder()
-            config = json.loads(backend.to_str())
+            pipeline = _pipeline(backend)
         except Exception:  # noqa: BLE001 - an older tokenizers: the whole text, as before
             return None
         specials = {t.content: int(i) for i, t in added.items()
                     if t.special and t.content and not (t.lstrip or t.rstrip or t.single_word or t.normalized)}
-        if not specials or _first_only(config):
+        if not specials or _first_only(pipeline):
             return None
         return cls(tokenizer, specials)
 
@@ -111,6 +111,16 @@ class SpecialSplit:
                 self.on = False
                 return [tuple(ids) for ids in encode_ids(self.tokenizer, texts)]
         return out
+
+
+PIPELINE = ("normalizer", "pre_tokenizer", "post_processor", "decoder")  # the vocabulary and merges hold no option
+
+
+def _pipeline(backend) -> list:
+    """A fast tokenizer's pipeline parts as JSON, without its vocabulary: serialising and parsing the
+    whole tokenizer (Gemma's 262k tokens and their merges) took seconds at every scorer built."""
+    parts = (getattr(backend, name) for name in PIPELINE)
+    return [json.loads(part.__getstate__()) for part in parts if part is not None]
 
 
 def _first_only(config) -> bool:
