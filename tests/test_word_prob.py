@@ -141,6 +141,21 @@ def test_correction_vanishes_when_every_token_begins_a_word():
 
 
 # ---- the engine on tiny models (fast tier) -------------------------------------------------
+def test_boundary_masks_are_built_once_per_tokenizer_and_equal_a_fresh_build(tiny_llama):
+    """Every scorer of one tokenizer shares its word-boundary masks (Gemma's take seconds to build);
+    they are boundary_masks' own, and a scorer of another tokenizer object gets its own."""
+    import copy
+    import dataclasses
+
+    first, second = CausalScorer(tiny_llama), CausalScorer(tiny_llama)
+    assert first.boundary_masks() is second.boundary_masks()
+    fresh = boundary_masks(tiny_llama.tokenizer, first._vocab)
+    assert sorted(fresh) == sorted(first.boundary_masks())
+    assert all(np.array_equal(first.boundary_masks()[k].numpy(), fresh[k]) for k in fresh)
+    other = CausalScorer(dataclasses.replace(tiny_llama, tokenizer=copy.deepcopy(tiny_llama.tokenizer)))
+    assert other.boundary_masks() is not first.boundary_masks()
+
+
 @pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma"])
 def test_fast_and_naive_scorers_agree_and_sums_are_token_scores(name, request):
     lm = request.getfixturevalue(name)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,7 @@ from accapp.scoring.topk import split_top_rows, top_rows
 
 ENCODE_CACHE_MAX = 200_000  # strings whose tokens a scorer keeps (cleared when full)
 ANSWER_IDS_MAX = 1_024  # answers whose vocabulary ids a scorer keeps (cleared when full)
+_BOUNDARY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> word-boundary masks; gone with it
 # Memory a CPU scorer keeps from one call to the next (fresh memory costs its size in page faults on every
 # call): the packed passes' past (Scratch) and the rows waiting for a projection, when under this size.
 KEPT_BYTES = 384 * 2**20
@@ -880,11 +882,14 @@ class CausalScorer:
     # ---- word boundaries (accapp/scoring/boundary.py) ------------------------------------
     def boundary_masks(self) -> dict[str, torch.Tensor]:
         """B, the vocabulary items that begin a new word, one CPU bool mask per kind of last
-        character (boundary.boundary_masks); built once per scorer (about 1 s for SmolLM2's
-        49k-token vocabulary, 1.5 s for Gemma's 262k)."""
+        character (boundary.boundary_masks); built once per tokenizer and vocabulary size, and
+        shared by every scorer of that tokenizer (building them takes seconds for Gemma's 262k)."""
         if self._boundary is None:
-            masks = boundary_masks(self.tokenizer, self._vocab)
-            self._boundary = {k: torch.from_numpy(m) for k, m in masks.items()}
+            built = _BOUNDARY.setdefault(self.tokenizer, {})
+            key = (self._vocab, len(self.tokenizer))  # a token added to the tokenizer makes new masks
+            if key not in built:
+                built[key] = {k: torch.from_numpy(m) for k, m in boundary_masks(self.tokenizer, self._vocab).items()}
+            self._boundary = built[key]
         return self._boundary
 
     def _mask_table(self) -> tuple[torch.Tensor, dict[str, int]]:
