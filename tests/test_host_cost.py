@@ -243,3 +243,20 @@ def test_bench_ray_cost_runs_and_ends_with_its_json_line(tmp_path):
     assert out["pairs"] == 8 and out["workers"] == 1 and out["blocks"] == 1
     assert out["wall_s"] > 0 and out["pairs_per_s"] * out["ms_per_pair"] == pytest.approx(1000, rel=0.01)
     assert Path(out["workers_accapp"]).resolve() == (ROOT / "accapp" / "__init__.py").resolve()
+
+
+def test_bench_machine_speed_prints_the_cpu_and_its_json_line(capsys, monkeypatch):
+    """The yardstick beside the suite's times (docs/performance.md): a CPU line, then figures that add up."""
+    import runpy
+
+    import torch
+
+    threads = torch.get_num_threads()
+    monkeypatch.setattr(sys, "argv", ["machine_speed.py", "--runs", "3"])
+    try:
+        runpy.run_path(str(ROOT / "bench" / "machine_speed.py"), run_name="__main__")
+    finally:
+        torch.set_num_threads(threads)  # the script takes one thread, as the suite's workers do
+    cpu, last = capsys.readouterr().out.splitlines()[-2:]
+    figures = json.loads(last)
+    assert cpu and figures["runs"] == 3 and figures["seconds"] >= 0 and figures["gflop_per_s"] > 0
