@@ -30,19 +30,25 @@ def cpu_name() -> str:
     return f"{name} ({', '.join(vector) or 'no AVX2'})"
 
 
+def matmul_speed(m: int, k: int, n: int, runs: int, warmup: int) -> tuple[float, float]:
+    """Seconds for `runs` float32 products (m x k) @ (k x n) on torch's current threads, after `warmup`
+    untimed ones (the kernels' first calls), and the GFLOP/s they make."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    for _ in range(warmup):
+        a @ b
+    start = time.perf_counter()
+    for _ in range(runs):
+        a @ b
+    seconds = time.perf_counter() - start
+    return seconds, runs * 2 * m * k * n / seconds / 1e9
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     args = parser.parse_args()
     torch.set_num_threads(1)  # the tests' workers run one thread each
-    a, b = torch.randn(256, 576), torch.randn(576, 1536)
-    for _ in range(20):  # warm-up: the kernels' first calls
-        a @ b
-    start = time.perf_counter()
-    for _ in range(args.runs):
-        a @ b
-    seconds = time.perf_counter() - start
-    gflops = args.runs * 2 * 256 * 576 * 1536 / seconds / 1e9
+    seconds, gflops = matmul_speed(256, 576, 1536, args.runs, warmup=20)
     print(cpu_name())
     print(json.dumps({"runs": args.runs, "seconds": round(seconds, 2), "gflop_per_s": round(gflops, 1)}))
 

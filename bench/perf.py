@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
+from machine_speed import matmul_speed  # noqa: E402  (bench/machine_speed.py)
 from typical import TARGET_S, spread, typical_pairs  # noqa: E402  (bench/typical.py)
 
 from accapp.benchmarks import load_benchmark, stratified_sample  # noqa: E402
@@ -67,13 +68,7 @@ def timed(fn):
 
 
 def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    for _ in range(2):
-        a @ b
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9
+    return matmul_speed(n, n, n, reps, warmup=2)[1]
 
 
 def model_flops(lm, stats: dict) -> float:
